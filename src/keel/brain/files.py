@@ -1,0 +1,305 @@
+"""Parsing one brain file into a spec, by what its path says it is.
+
+A file is known by its suffix (`<id>.context.md`, `<id>.agent.md`, ...) and its place
+(`features/<feature>/...`, `constitution/`, `state/`). Parsing reads the file and returns
+a `Parsed` — the spec, or the problems that kept it out. It never raises for bad content.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import BaseModel, ValidationError
+
+from keel.brain import schema
+from keel.brain.constitution import (
+    DEFAULT_CONTENT_PROBE_SECONDS,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_ROWS,
+    Access,
+    ChatRule,
+    Manifest,
+)
+from keel.brain.document import Document, decode, parse_yaml, split
+from keel.brain.problems import validation_errors
+from keel.brain.specs import (
+    ContextsBudget,
+    ContextSpec,
+    EntityKind,
+    EntitySpec,
+    FeatureSpec,
+    ModelSpec,
+    ReachEntry,
+    RoleSpec,
+    SkillSpec,
+    SqlFile,
+    ViewRef,
+)
+from keel.errors import ContentError
+
+M = TypeVar("M", bound=BaseModel)
+
+Kind = Literal[
+    "context", "role", "heartbeat", "hook", "scenario", "skill", "feature",
+    "manifest", "access", "sql", "code",
+]
+
+MARKDOWN_KINDS: dict[str, Kind] = {
+    ".context.md": "context",
+    ".agent.md": "role",
+    ".heartbeat.md": "heartbeat",
+    ".hook.md": "hook",
+    ".scenario.md": "scenario",
+    ".skill.md": "skill",
+}
+CODE_SUFFIXES = (".context.py", ".hook.py", ".pipeline.py")
+MANIFEST_PATH = "constitution/MANIFEST.yaml"
+ACCESS_PATH = "constitution/access.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a brain file sits: its kind, its id, its feature and its directory in it."""
+
+    kind: Kind
+    id: str
+    feature: str = ""
+    dir: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The result of parsing one file: a spec, or the problems that kept it out."""
+
+    path: str
+    place: Place
+    spec: Any = None
+    errors: tuple[ContentError, ...] = ()
+
+
+def place_of(path: str) -> Place | ContentError | None:
+    """What a brain-relative POSIX path is; None for files Keel does not read."""
+    parts = path.split("/")
+    name = parts[-1]
+    if path == MANIFEST_PATH:
+        return Place("manifest", "MANIFEST")
+    if path == ACCESS_PATH:
+        return Place("access", "access")
+    if parts[0] == "state" and len(parts) == 2 and name.endswith(".sql"):
+        return Place("sql", name)
+    if parts[0] != "features":
+        return None
+    kind, ident = _kind_of(name)
+    if kind is None:
+        return None
+    if len(parts) < 3:
+        return ContentError(
+            path, f"a brain file must sit inside a feature — move it to features/<feature>/{name}"
+        )
+    feature, folder = parts[1], tuple(parts[2:-1])
+    if kind == "feature" and folder:
+        return ContentError(
+            path, f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md"
+        )
+    return Place(kind, ident, feature, folder)
+
+
+def _kind_of(name: str) -> tuple[Kind | None, str]:
+    if name == "FEATURE.md":
+        return "feature", ""
+    for suffix, kind in MARKDOWN_KINDS.items():
+        if name.endswith(suffix):
+            return kind, name[: -len(suffix)]
+    for suffix in CODE_SUFFIXES:
+        if name.endswith(suffix):
+            return "code", name
+    return None, ""
+
+
+def parse_file(root: Path, path: str, place: Place) -> Parsed:
+    """Read and parse one file; every problem comes back inside the result."""
+    try:
+        raw = (root / path).read_bytes()
+    except OSError as exc:
+        return Parsed(path, place, errors=(ContentError(path, f"cannot read: {exc.strerror}"),))
+    try:
+        return Parsed(path, place, spec=_parse(path, place, raw))
+    except ContentError as exc:
+        return Parsed(path, place, errors=(exc,))
+    except _Invalid as exc:
+        return Parsed(path, place, errors=tuple(exc.errors))
+
+
+class _Invalid(Exception):
+    def __init__(self, errors: list[ContentError]) -> None:
+        self.errors = errors
+
+
+def _parse(path: str, place: Place, raw: bytes) -> Any:
+    if place.kind == "code":
+        return path
+    if place.kind == "sql":
+        return SqlFile(path=path, text=decode(path, raw))
+    text = decode(path, raw)
+    if place.kind in ("manifest", "access"):
+        data = parse_yaml(path, text)
+        if place.kind == "manifest":
+            return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
+        return _access(path, _validate(schema.AccessFile, data, path, text, 1))
+    if place.kind != "feature" and not schema.re.match(schema.ID_PATTERN, place.id):
+        raise ContentError(
+            path,
+            f"'{place.id}' is not a usable id — name the file with letters, digits, '_' "
+            "and '-' only",
+        )
+    doc = split(path, text)
+    return _BUILDERS[place.kind](doc, place)
+
+
+def _validate(
+    model: type[M], data: Any, path: str, text: str, first_line: int
+) -> M:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ContentError(
+            path, "the frontmatter must be a mapping of keys to values", line=first_line
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _Invalid(
+            validation_errors(path, model, exc, text=text, first_line=first_line)
+        ) from None
+
+
+def _front(model: type[M], doc: Document) -> M:
+    return _validate(model, doc.front, doc.path, doc.front_text, doc.front_line)
+
+
+def _context(doc: Document, place: Place) -> ContextSpec:
+    front = _front(schema.ContextFront, doc)
+    data = tuple(
+        ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by)
+        for d in front.data
+    )
+    return ContextSpec(
+        id=place.id, feature=place.feature, path=doc.path, dir=place.dir,
+        when=frozenset(front.when), instructions=doc.body, description=front.description,
+        entity=front.entity, data=data, chars=front.chars, keep=front.keep,
+    )
+
+
+def _budget(front: schema.BudgetFront) -> ContextsBudget:
+    return ContextsBudget(
+        chars=front.chars, max_active=front.maxActive, turn_chars=front.turnChars,
+        keep=front.keep, code_timeout_ms=front.codeTimeoutMs,
+    )
+
+
+def _model(front: schema.ModelFront) -> ModelSpec:
+    return ModelSpec(
+        name=front.name, window=front.window, output_reserve=front.output_reserve,
+        input_allocation=front.input_allocation,
+    )
+
+
+def _role(doc: Document, place: Place) -> RoleSpec:
+    front = _front(schema.RoleFront, doc)
+    return RoleSpec(
+        id=place.id, feature=place.feature, path=doc.path, persona=doc.body,
+        description=front.description,
+        contexts=None if front.contexts is None else tuple(front.contexts),
+        capabilities=tuple(front.capabilities), skills=tuple(front.skills),
+        state=tuple(front.state), agent=front.agent,
+        contexts_budget=_budget(front.contexts_budget), model=_model(front.model),
+        sections=tuple(front.sections.items()),
+    )
+
+
+def _reach(value: schema.ReachValue | None) -> tuple[ReachEntry, ...] | None:
+    if value is None:
+        return None
+    return tuple(
+        ReachEntry(context=r) if isinstance(r, str) else ReachEntry(context=r.context, entity=r.entity)
+        for r in value
+    )
+
+
+def _entity(doc: Document, place: Place) -> EntitySpec:
+    model: type[schema.EntityFront] = {
+        "heartbeat": schema.HeartbeatFront,
+        "hook": schema.HookFront,
+        "scenario": schema.ScenarioFront,
+    }[place.kind]
+    front = _front(model, doc)
+    return EntitySpec(
+        kind=cast(EntityKind, place.kind),
+        id=place.id, feature=place.feature, path=doc.path, dir=place.dir, prompt=doc.body,
+        agent=front.agent, description=front.description, reach=_reach(front.reach),
+        schedule=getattr(front, "schedule", None), event=getattr(front, "event", None),
+    )
+
+
+def _skill(doc: Document, place: Place) -> SkillSpec:
+    front = _front(schema.SkillFront, doc)
+    return SkillSpec(
+        id=place.id, feature=place.feature, path=doc.path, text=doc.body,
+        description=front.description,
+    )
+
+
+def _feature(doc: Document, place: Place) -> FeatureSpec:
+    front = _front(schema.FeatureFront, doc)
+    return FeatureSpec(
+        id=place.feature, path=doc.path, enabled=front.enabled, description=front.description
+    )
+
+
+_BUILDERS = {
+    "context": _context,
+    "role": _role,
+    "heartbeat": _entity,
+    "hook": _entity,
+    "scenario": _entity,
+    "skill": _skill,
+    "feature": _feature,
+}
+
+
+def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
+    probe = front.contentProbe.context
+    return Manifest(
+        path=path, name=front.name, contexts=_budget(front.contexts),
+        state_rows=DEFAULT_STATE_ROWS if front.state.rows is None else front.state.rows,
+        retention_days=(
+            DEFAULT_RETENTION_DAYS if front.messageOrigins.retentionDays is None
+            else front.messageOrigins.retentionDays
+        ),
+        content_probe_seconds=DEFAULT_CONTENT_PROBE_SECONDS if probe is None else probe,
+        model=_model(front.model), sections=tuple(front.sections.items()),
+    )
+
+
+def _access(path: str, front: schema.AccessFile) -> Access:
+    rules: list[ChatRule] = []
+    for bot, bot_rules in front.bots.items():
+        for scope, template in (("default", bot_rules.default), ("dm", bot_rules.dm)):
+            if template is not None:
+                rules.append(ChatRule(bot=bot, scope=scope, role=template.role,
+                                      title=template.title))
+        for chat, group in bot_rules.chats.items():
+            rules.append(ChatRule(
+                bot=bot, scope=chat, role=group.role, title=group.title,
+                contexts=MappingProxyType(dict(group.contexts)),
+            ))
+    return Access(path=path, rules=tuple(rules))
+
+
+def posix(path: str) -> str:
+    """A relative path in the brain's own spelling (forward slashes)."""
+    return path.replace(os.sep, "/")

@@ -1,0 +1,69 @@
+"""A brain snapshot: every spec that loaded, indexed for the turn's look-ups, plus the skips.
+
+A snapshot never changes; a content edit produces a new one. Look-ups a turn needs (a
+context by id, the contexts of one directory) are dictionary reads, so a turn's cost does
+not grow with the size of the brain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from keel.brain.constitution import Access, Manifest
+from keel.brain.specs import (
+    ContextSpec,
+    EntitySpec,
+    FeatureSpec,
+    ReachEntry,
+    RoleSpec,
+    SkillSpec,
+    Skip,
+    SqlFile,
+)
+
+DirKey = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Brain:
+    """Everything that loaded from one brain directory, and what did not."""
+
+    root: Path
+    manifest: Manifest = field(default_factory=Manifest)
+    access: Access = field(default_factory=Access)
+    features: Mapping[str, FeatureSpec] = field(default_factory=dict)
+    contexts: Mapping[str, ContextSpec] = field(default_factory=dict)
+    roles: Mapping[str, RoleSpec] = field(default_factory=dict)
+    entities: Mapping[str, EntitySpec] = field(default_factory=dict)
+    skills: Mapping[str, SkillSpec] = field(default_factory=dict)
+    state_sql: tuple[SqlFile, ...] = ()
+    # Code files (`*.context.py`, `*.hook.py`, `*.pipeline.py`) with no spec beside them.
+    orphan_code: tuple[str, ...] = ()
+    # Ids of contexts and entities whose feature is switched off, and that feature.
+    switched_off: Mapping[str, str] = field(default_factory=dict)
+    skips: tuple[Skip, ...] = ()
+    by_dir: Mapping[DirKey, tuple[str, ...]] = field(default_factory=dict)
+
+    def entity(self, kind: str, ident: str) -> EntitySpec | None:
+        """A heartbeat, hook or scenario by kind and id."""
+        return self.entities.get(f"{kind}:{ident}")
+
+    def layout_reach(self, entity: EntitySpec) -> tuple[ReachEntry, ...]:
+        """The contexts of the entity's directory and every one above it, to the feature root.
+
+        Only contexts whose `when` holds run or reply join: those are the links a reach
+        serves. Nearest directory first.
+        """
+        found: list[ReachEntry] = []
+        for depth in range(len(entity.dir), -1, -1):
+            for ident in self.by_dir.get((entity.feature, entity.dir[:depth]), ()):
+                when = self.contexts[ident].when
+                if "run" in when or "reply" in when:
+                    found.append(ReachEntry(context=ident))
+        return tuple(found)
+
+    def reach_of(self, entity: EntitySpec) -> tuple[ReachEntry, ...]:
+        """The entity's reach: its own `reach:` if it has one, else the layout."""
+        return entity.reach if entity.reach is not None else self.layout_reach(entity)

@@ -1,0 +1,175 @@
+"""The brain's content as typed, immutable values.
+
+These are what the loader produces from files on disk and what every later stage reads.
+Paths are POSIX strings relative to the brain root, so a spec reads the same on any
+machine and in any checkout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+WhenWord = Literal["run", "chat", "reply", "ask", "always"]
+WHEN_WORDS: tuple[WhenWord, ...] = ("run", "chat", "reply", "ask", "always")
+
+EntityKind = Literal["heartbeat", "hook", "scenario"]
+ENTITY_KINDS: tuple[EntityKind, ...] = ("heartbeat", "hook", "scenario")
+
+AgentKind = Literal["api", "cli"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ViewRef:
+    """One `data:` entry of a context: a view shown whole, or filtered `by` a column."""
+
+    view: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReachEntry:
+    """One entry of a reach: a context, and the entity key it is about, if any."""
+
+    context: str
+    entity: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureSpec:
+    """A feature: the directory `features/<id>/` and its optional `FEATURE.md`."""
+
+    id: str
+    path: str
+    enabled: bool = True
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextSpec:
+    """A feature context, `<id>.context.md`: instructions in the body, views in `data:`."""
+
+    id: str
+    feature: str
+    path: str
+    dir: tuple[str, ...]
+    when: frozenset[WhenWord]
+    instructions: str
+    description: str | None = None
+    entity: str | None = None
+    data: tuple[ViewRef, ...] = ()
+    chars: int | None = None
+    keep: int | None = None
+    code_path: str | None = None
+
+    @property
+    def keyed(self) -> bool:
+        """A context keyed by an entity (`entity:` names what its key is)."""
+        return self.entity is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextsBudget:
+    """Budget knobs for feature contexts; `None` leaves the key to the next tier."""
+
+    chars: int | None = None
+    max_active: int | None = None
+    turn_chars: int | None = None
+    keep: int | None = None
+    code_timeout_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSpec:
+    """What the model chain declares: its name, window, output reserve, input allocation."""
+
+    name: str | None = None
+    window: int | None = None
+    output_reserve: int | None = None
+    input_allocation: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoleSpec:
+    """A role, `<id>.agent.md`: the persona in the body and what the role admits."""
+
+    id: str
+    feature: str
+    path: str
+    persona: str
+    description: str | None = None
+    # None means the file has no `contexts:` key at all (doctor notes it); () admits none.
+    contexts: tuple[str, ...] | None = None
+    capabilities: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    state: tuple[str, ...] = ()
+    agent: AgentKind = "api"
+    contexts_budget: ContextsBudget = field(default_factory=ContextsBudget)
+    model: ModelSpec = field(default_factory=ModelSpec)
+    sections: tuple[tuple[str, int], ...] = ()
+
+    def admits(self, context_id: str) -> bool:
+        """Whether `contexts:` lists this context (or `'*'`)."""
+        return self.contexts is not None and (
+            "*" in self.contexts or context_id in self.contexts
+        )
+
+    def can(self, capability: str) -> bool:
+        """Whether `capabilities:` grants this capability (or `'*'`)."""
+        return "*" in self.capabilities or capability in self.capabilities
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntitySpec:
+    """A heartbeat, hook or scenario: something that runs as a role and reaches contexts."""
+
+    kind: EntityKind
+    id: str
+    feature: str
+    path: str
+    dir: tuple[str, ...]
+    prompt: str
+    agent: str | None = None
+    description: str | None = None
+    # None: the layout decides the reach; a tuple replaces it (possibly empty).
+    reach: tuple[ReachEntry, ...] | None = None
+    schedule: str | None = None
+    event: str | None = None
+    code_path: str | None = None
+
+    @property
+    def key(self) -> str:
+        """`kind:id`, the way a run names what it is a run of."""
+        return f"{self.kind}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillSpec:
+    """A skill, `<id>.skill.md`: its body is the skill's text."""
+
+    id: str
+    feature: str
+    path: str
+    text: str
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SqlFile:
+    """One `state/*.sql` file, applied in name order."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skip:
+    """A file (or part of one) the loader could not use, and why."""
+
+    path: str
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.reason}"
