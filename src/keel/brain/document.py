@@ -63,20 +63,28 @@ def split(path: str, text: str) -> Document:
             front_text = "".join(lines[1:index])
             body = "".join(lines[index + 1 :]).strip()
             front = parse_yaml(path, front_text, first_line=2)
-            return Document(path=path, front=front, front_text=front_text, front_line=2,
-                            body=body)
+            return Document(path=path, front=front, front_text=front_text, front_line=2, body=body)
     raise ContentError(
         path, "the frontmatter is never closed — add a '---' line after its last key", line=1
     )
 
 
 _FAST = YAML(typ="safe", pure=False)
+_EXACT = YAML(typ="safe", pure=True)
 
 
 def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
-    """Parse YAML text; a syntax error names the file line where the parser stopped."""
+    """Parse YAML text; a syntax error names the file line where the parser stopped.
+
+    The C scanner follows YAML 1.1, which refuses a few 1.2 forms such as `[context:read]`
+    (a colon inside a flow item); the pure parser, which follows 1.2, gets the final word.
+    """
     try:
         return _FAST.load(text)
+    except YAMLError:
+        pass
+    try:
+        return _EXACT.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark is not None else None
@@ -98,10 +106,7 @@ def locate(text: str, loc: tuple[str | int, ...], *, first_line: int = 1) -> int
         if lc is None:
             break
         try:
-            if isinstance(step, int):
-                line = lc.item(step)[0]
-            else:
-                line = lc.key(step)[0]
+            line = lc.item(step)[0] if isinstance(step, int) else lc.key(step)[0]
             node = node[step]
         except (KeyError, IndexError, TypeError):
             break

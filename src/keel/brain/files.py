@@ -8,6 +8,7 @@ a `Parsed` — the spec, or the problems that kept it out. It never raises for b
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -44,8 +45,17 @@ from keel.errors import ContentError
 M = TypeVar("M", bound=BaseModel)
 
 Kind = Literal[
-    "context", "role", "heartbeat", "hook", "scenario", "skill", "feature",
-    "manifest", "access", "sql", "code",
+    "context",
+    "role",
+    "heartbeat",
+    "hook",
+    "scenario",
+    "skill",
+    "feature",
+    "manifest",
+    "access",
+    "sql",
+    "code",
 ]
 
 MARKDOWN_KINDS: dict[str, Kind] = {
@@ -103,7 +113,8 @@ def place_of(path: str) -> Place | ContentError | None:
     feature, folder = parts[1], tuple(parts[2:-1])
     if kind == "feature" and folder:
         return ContentError(
-            path, f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md"
+            path,
+            f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md",
         )
     return Place(kind, ident, feature, folder)
 
@@ -150,7 +161,7 @@ def _parse(path: str, place: Place, raw: bytes) -> Any:
         if place.kind == "manifest":
             return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
         return _access(path, _validate(schema.AccessFile, data, path, text, 1))
-    if place.kind != "feature" and not schema.re.match(schema.ID_PATTERN, place.id):
+    if place.kind != "feature" and not re.match(schema.ID_PATTERN, place.id):
         raise ContentError(
             path,
             f"'{place.id}' is not a usable id — name the file with letters, digits, '_' "
@@ -160,9 +171,7 @@ def _parse(path: str, place: Place, raw: bytes) -> Any:
     return _BUILDERS[place.kind](doc, place)
 
 
-def _validate(
-    model: type[M], data: Any, path: str, text: str, first_line: int
-) -> M:
+def _validate(model: type[M], data: Any, path: str, text: str, first_line: int) -> M:
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -184,26 +193,38 @@ def _front(model: type[M], doc: Document) -> M:
 def _context(doc: Document, place: Place) -> ContextSpec:
     front = _front(schema.ContextFront, doc)
     data = tuple(
-        ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by)
-        for d in front.data
+        ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by) for d in front.data
     )
     return ContextSpec(
-        id=place.id, feature=place.feature, path=doc.path, dir=place.dir,
-        when=frozenset(front.when), instructions=doc.body, description=front.description,
-        entity=front.entity, data=data, chars=front.chars, keep=front.keep,
+        id=place.id,
+        feature=place.feature,
+        path=doc.path,
+        dir=place.dir,
+        when=frozenset(front.when),
+        instructions=doc.body,
+        description=front.description,
+        entity=front.entity,
+        data=data,
+        chars=front.chars,
+        keep=front.keep,
     )
 
 
 def _budget(front: schema.BudgetFront) -> ContextsBudget:
     return ContextsBudget(
-        chars=front.chars, max_active=front.maxActive, turn_chars=front.turnChars,
-        keep=front.keep, code_timeout_ms=front.codeTimeoutMs,
+        chars=front.chars,
+        max_active=front.maxActive,
+        turn_chars=front.turnChars,
+        keep=front.keep,
+        code_timeout_ms=front.codeTimeoutMs,
     )
 
 
 def _model(front: schema.ModelFront) -> ModelSpec:
     return ModelSpec(
-        name=front.name, window=front.window, output_reserve=front.output_reserve,
+        name=front.name,
+        window=front.window,
+        output_reserve=front.output_reserve,
         input_allocation=front.input_allocation,
     )
 
@@ -211,12 +232,18 @@ def _model(front: schema.ModelFront) -> ModelSpec:
 def _role(doc: Document, place: Place) -> RoleSpec:
     front = _front(schema.RoleFront, doc)
     return RoleSpec(
-        id=place.id, feature=place.feature, path=doc.path, persona=doc.body,
+        id=place.id,
+        feature=place.feature,
+        path=doc.path,
+        persona=doc.body,
         description=front.description,
         contexts=None if front.contexts is None else tuple(front.contexts),
-        capabilities=tuple(front.capabilities), skills=tuple(front.skills),
-        state=tuple(front.state), agent=front.agent,
-        contexts_budget=_budget(front.contexts_budget), model=_model(front.model),
+        capabilities=tuple(front.capabilities),
+        skills=tuple(front.skills),
+        state=tuple(front.state),
+        agent=front.agent,
+        contexts_budget=_budget(front.contexts_budget),
+        model=_model(front.model),
         sections=tuple(front.sections.items()),
     )
 
@@ -225,30 +252,45 @@ def _reach(value: schema.ReachValue | None) -> tuple[ReachEntry, ...] | None:
     if value is None:
         return None
     return tuple(
-        ReachEntry(context=r) if isinstance(r, str) else ReachEntry(context=r.context, entity=r.entity)
+        ReachEntry(context=r)
+        if isinstance(r, str)
+        else ReachEntry(context=r.context, entity=r.entity)
         for r in value
     )
 
 
+_ENTITY_MODELS: dict[str, type[schema.EntityFront]] = {
+    "heartbeat": schema.HeartbeatFront,
+    "hook": schema.HookFront,
+    "scenario": schema.ScenarioFront,
+}
+
+
 def _entity(doc: Document, place: Place) -> EntitySpec:
-    model: type[schema.EntityFront] = {
-        "heartbeat": schema.HeartbeatFront,
-        "hook": schema.HookFront,
-        "scenario": schema.ScenarioFront,
-    }[place.kind]
+    model = _ENTITY_MODELS[place.kind]
     front = _front(model, doc)
     return EntitySpec(
         kind=cast(EntityKind, place.kind),
-        id=place.id, feature=place.feature, path=doc.path, dir=place.dir, prompt=doc.body,
-        agent=front.agent, description=front.description, reach=_reach(front.reach),
-        schedule=getattr(front, "schedule", None), event=getattr(front, "event", None),
+        id=place.id,
+        feature=place.feature,
+        path=doc.path,
+        dir=place.dir,
+        prompt=doc.body,
+        agent=front.agent,
+        description=front.description,
+        reach=_reach(front.reach),
+        schedule=getattr(front, "schedule", None),
+        event=getattr(front, "event", None),
     )
 
 
 def _skill(doc: Document, place: Place) -> SkillSpec:
     front = _front(schema.SkillFront, doc)
     return SkillSpec(
-        id=place.id, feature=place.feature, path=doc.path, text=doc.body,
+        id=place.id,
+        feature=place.feature,
+        path=doc.path,
+        text=doc.body,
         description=front.description,
     )
 
@@ -274,14 +316,18 @@ _BUILDERS = {
 def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
     probe = front.contentProbe.context
     return Manifest(
-        path=path, name=front.name, contexts=_budget(front.contexts),
+        path=path,
+        name=front.name,
+        contexts=_budget(front.contexts),
         state_rows=DEFAULT_STATE_ROWS if front.state.rows is None else front.state.rows,
         retention_days=(
-            DEFAULT_RETENTION_DAYS if front.messageOrigins.retentionDays is None
+            DEFAULT_RETENTION_DAYS
+            if front.messageOrigins.retentionDays is None
             else front.messageOrigins.retentionDays
         ),
         content_probe_seconds=DEFAULT_CONTENT_PROBE_SECONDS if probe is None else probe,
-        model=_model(front.model), sections=tuple(front.sections.items()),
+        model=_model(front.model),
+        sections=tuple(front.sections.items()),
     )
 
 
@@ -290,13 +336,19 @@ def _access(path: str, front: schema.AccessFile) -> Access:
     for bot, bot_rules in front.bots.items():
         for scope, template in (("default", bot_rules.default), ("dm", bot_rules.dm)):
             if template is not None:
-                rules.append(ChatRule(bot=bot, scope=scope, role=template.role,
-                                      title=template.title))
+                rules.append(
+                    ChatRule(bot=bot, scope=scope, role=template.role, title=template.title)
+                )
         for chat, group in bot_rules.chats.items():
-            rules.append(ChatRule(
-                bot=bot, scope=chat, role=group.role, title=group.title,
-                contexts=MappingProxyType(dict(group.contexts)),
-            ))
+            rules.append(
+                ChatRule(
+                    bot=bot,
+                    scope=chat,
+                    role=group.role,
+                    title=group.title,
+                    contexts=MappingProxyType(dict(group.contexts)),
+                )
+            )
     return Access(path=path, rules=tuple(rules))
 
 

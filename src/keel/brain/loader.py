@@ -16,9 +16,9 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.brain.constitution import Access, Manifest
-from keel.brain.files import Parsed, Place, parse_file, place_of
+from keel.brain.files import Kind, Parsed, Place, parse_file, place_of
 from keel.brain.snapshot import Brain, DirKey
-from keel.brain.specs import ContextSpec, EntitySpec, FeatureSpec, Skip
+from keel.brain.specs import ENTITY_KINDS, ContextSpec, EntitySpec, FeatureSpec, Skip
 from keel.errors import ContentError, UsageError
 
 # Directories Keel never reads: its own database, VCS data, caches, virtualenvs.
@@ -89,8 +89,7 @@ def load_brain(root: Path) -> Brain:
     return assemble(root, [parse_path(root, p) for p in sorted(files)])
 
 
-ENTITY_KINDS = ("heartbeat", "hook", "scenario")
-_ID_GROUPS = ("context", "role", "skill", *ENTITY_KINDS)
+_ID_GROUPS: tuple[Kind, ...] = ("context", "role", "skill", *ENTITY_KINDS)
 
 
 def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
@@ -183,11 +182,13 @@ def _unique(groups: Mapping[str, list[Parsed]], skips: list[Skip]) -> dict[str, 
         paths = sorted(c.path for c in claimants)
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
-            skips.append(Skip(
-                path=path,
-                reason=f"duplicate id '{ident}': {others} has the same file name, so neither "
-                "loads — ids are unique across the brain; rename one of them",
-            ))
+            skips.append(
+                Skip(
+                    path=path,
+                    reason=f"duplicate id '{ident}': {others} has the same file name, so neither "
+                    "loads — ids are unique across the brain; rename one of them",
+                )
+            )
     return found
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from keel.brain.document import locate
+from keel.brain.schema import UNION_TAGS
 from keel.errors import ContentError
 
 
@@ -43,9 +44,21 @@ def validation_errors(
     first_line: int,
 ) -> list[ContentError]:
     """One `ContentError` per problem pydantic found, in file order."""
+    details = error.errors()
+    # A misspelt key also leaves its real key missing; the did-you-mean says both.
+    suggested = {
+        (
+            _data_loc(d["loc"])[:-1],
+            suggest(str(d["loc"][-1]), _keys_at(model, _data_loc(d["loc"])[:-1])),
+        )
+        for d in details
+        if d["type"] == "extra_forbidden"
+    }
     found: list[ContentError] = []
-    for detail in error.errors():
+    for detail in details:
         loc = _data_loc(detail["loc"])
+        if detail["type"] == "missing" and (loc[:-1], loc[-1]) in suggested:
+            continue
         line = locate(text, loc, first_line=first_line) if loc else None
         found.append(ContentError(path, _message(model, detail, loc), line=line))
     return sorted(found, key=lambda e: e.line or 0)
@@ -53,14 +66,7 @@ def validation_errors(
 
 def _data_loc(loc: tuple[int | str, ...]) -> tuple[str | int, ...]:
     """The path into the YAML data, without pydantic's union-member tags."""
-    keep: list[str | int] = []
-    for step in loc:
-        if isinstance(step, str) and ("[" in step or step.startswith(("function-", "str"))):
-            continue
-        if isinstance(step, str) and step in {"literal['*']", "ViewEntry", "ReachItem"}:
-            continue
-        keep.append(step)
-    return tuple(keep)
+    return tuple(step for step in loc if step not in UNION_TAGS)
 
 
 def _key_path(loc: Sequence[str | int]) -> str:

@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    field_validator,
+)
 
 from keel.brain.specs import WhenWord
 
@@ -21,6 +29,7 @@ SqlName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", 
 Text = Annotated[str, StringConstraints(min_length=1)]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
+ContextName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9][A-Za-z0-9_-]*)$")]
 CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 
@@ -48,14 +57,35 @@ class ReachItem(Strict):
     entity: Text | None = None
 
 
-ReachValue = list[Ident | ReachItem]
+# A list item is either a plain name or a mapping. Choosing the branch by the item's shape
+# makes pydantic report the problems of that branch only, not of both.
+NAME_TAG, ENTRY_TAG = "as-name", "as-mapping"
+UNION_TAGS = frozenset({NAME_TAG, ENTRY_TAG})
+
+
+def _shape(value: Any) -> str:
+    return ENTRY_TAG if isinstance(value, dict) else NAME_TAG
+
+
+ReachValue = list[
+    Annotated[
+        Annotated[Ident, Tag(NAME_TAG)] | Annotated[ReachItem, Tag(ENTRY_TAG)],
+        Discriminator(_shape),
+    ]
+]
+DataValue = list[
+    Annotated[
+        Annotated[SqlName, Tag(NAME_TAG)] | Annotated[ViewEntry, Tag(ENTRY_TAG)],
+        Discriminator(_shape),
+    ]
+]
 
 
 class ContextFront(Strict):
     description: Text | None = None
     entity: Text | None = None
     when: list[WhenWord]
-    data: list[SqlName | ViewEntry] = []
+    data: DataValue = []
     chars: PositiveInt | None = None
     keep: NonNegativeInt | None = None
 
@@ -97,7 +127,7 @@ class ModelFront(Strict):
 
 class RoleFront(Strict):
     description: Text | None = None
-    contexts: list[Ident | Literal["*"]] | None = None
+    contexts: list[ContextName] | None = None
     capabilities: list[Text] = []
     skills: list[Ident] = []
     state: list[SqlName] = []

@@ -110,9 +110,7 @@ class RoleSpec:
 
     def admits(self, context_id: str) -> bool:
         """Whether `contexts:` lists this context (or `'*'`)."""
-        return self.contexts is not None and (
-            "*" in self.contexts or context_id in self.contexts
-        )
+        return self.contexts is not None and ("*" in self.contexts or context_id in self.contexts)
 
     def can(self, capability: str) -> bool:
         """Whether `capabilities:` grants this capability (or `'*'`)."""

@@ -1,0 +1,12 @@
+"""The `keel` command line."""
+
+from keel.cli import brain_cmds as _brain_cmds  # noqa: F401  (registers the commands)
+from keel.cli.app import app
+
+
+def main() -> None:
+    """Entry point of the `keel` script."""
+    app()
+
+
+__all__ = ["app", "main"]

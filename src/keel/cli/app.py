@@ -1,0 +1,47 @@
+"""The `keel` command: one typer app, one module per command group.
+
+Exit status: 0 done, 1 a check failed (doctor), 2 a usage error, 3 a refusal, 4 a turn that
+does not fit. Only this edge turns Keel's errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from keel.errors import KeelError
+
+app = typer.Typer(
+    name="keel",
+    help="Keel: feature contexts linked to each turn, assembled into budgeted model input.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+EXIT_OVERFLOW = 4
+
+
+def console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def error_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def fail(error: KeelError | str, *, code: int = EXIT_USAGE) -> NoReturn:
+    """Print a one-line error to stderr and exit with `code`."""
+    error_console().print(f"[bold red]error:[/] {error}", markup=True)
+    raise typer.Exit(code)
