@@ -72,14 +72,14 @@ def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int
             files[rel] = (st.st_mtime_ns, st.st_size)
 
 
-def parse_path(root: Path, path: str) -> Parsed:
-    """Parse one brain-relative path (a file `scan` found)."""
+def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
+    """Parse one brain-relative path (a file `scan` found), from `raw` if already read."""
     place = place_of(path)
     if isinstance(place, ContentError):
         return Parsed(path, Place("code", path), errors=(place,))
     if place is None:
         raise UsageError(f"{path}: not a brain file")
-    return parse_file(root, path, place)
+    return parse_file(root, path, place, raw)
 
 
 def load_brain(root: Path) -> Brain:
@@ -129,6 +129,7 @@ def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
 
     contexts: dict[str, ContextSpec] = {}
     by_dir: dict[DirKey, list[str]] = defaultdict(list)
+    by_when: dict[str, list[str]] = defaultdict(list)
     for ident, spec in unique["context"].items():
         if spec.feature in off:
             switched_off[ident] = spec.feature
@@ -139,6 +140,8 @@ def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
             spec = replace(spec, code_path=beside)
         contexts[ident] = spec
         by_dir[(spec.feature, spec.dir)].append(ident)
+        for word in spec.when:
+            by_when[word].append(ident)
 
     entities: dict[str, EntitySpec] = {}
     for kind in ENTITY_KINDS:
@@ -169,6 +172,7 @@ def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
         switched_off=MappingProxyType(switched_off),
         skips=tuple(sorted(skips, key=lambda s: (s.path, s.line or 0))),
         by_dir=MappingProxyType({k: tuple(sorted(v)) for k, v in by_dir.items()}),
+        by_when=MappingProxyType({k: tuple(sorted(v)) for k, v in by_when.items()}),
     )
 
 

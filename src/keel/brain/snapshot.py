@@ -45,6 +45,8 @@ class Brain:
     switched_off: Mapping[str, str] = field(default_factory=dict)
     skips: tuple[Skip, ...] = ()
     by_dir: Mapping[DirKey, tuple[str, ...]] = field(default_factory=dict)
+    # Contexts by `when` word, so a turn looks at the few `always`/`ask` ones, not all.
+    by_when: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def entity(self, kind: str, ident: str) -> EntitySpec | None:
         """A heartbeat, hook or scenario by kind and id."""

@@ -1,0 +1,79 @@
+"""Chat access: `access.yaml` bindings and rules that name what the brain does not have."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from keel.brain.constitution import ChatRule
+from keel.doctor.findings import Finding, found
+from keel.doctor.scope import Scope
+
+
+def check(scope: Scope) -> Iterator[Finding]:
+    path = scope.brain.access.path
+    for rule in scope.brain.access.rules:
+        loc = _loc(rule)
+        subject = _subject(rule)
+        if rule.role is not None and rule.role not in scope.brain.roles:
+            why = scope.absent("role", ".agent.md", rule.role, scope.brain.roles)
+            yield found(
+                "access.unknown-role",
+                subject,
+                f"{subject} gives role '{rule.role}', but {why}, so the rule cannot answer "
+                "— name an existing role in `role:`",
+                file=path,
+                line=scope.lines.key(path, *loc, "role"),
+            )
+        for ident, key in rule.contexts.items():
+            line = scope.lines.key(path, *loc, "contexts", ident)
+            yield from _binding(scope, rule, ident, key, path, line)
+
+
+def _binding(
+    scope: Scope, rule: ChatRule, ident: str, key: str | None, path: str | None, line: int | None
+) -> Iterator[Finding]:
+    subject = _subject(rule)
+    context = scope.brain.contexts.get(ident)
+    if context is None:
+        why = scope.absent("context", ".context.md", ident, scope.brain.contexts)
+        yield found(
+            "access.unknown-context",
+            subject,
+            f"{subject} binds context '{ident}', but {why}, so the binding does nothing — "
+            "fix the name under `contexts:`, or remove the binding",
+            file=path,
+            line=line,
+        )
+    elif context.entity is not None and key is None:
+        yield found(
+            "access.missing-key",
+            subject,
+            f"{subject} binds '{ident}' (keyed by {context.entity}) with no key, which pins "
+            f"this chat to no {context.entity}: every link naming one is refused here — give "
+            f"the key, `{ident}: <{context.entity}>`, unless that is what you meant",
+            file=path,
+            line=line,
+        )
+    elif context.entity is None and key is not None:
+        yield found(
+            "access.extra-key",
+            subject,
+            f"{subject} binds '{ident}' with key '{key}', but '{ident}' names no entity (its "
+            f"file has no `entity:`), so the key can never apply — write `{ident}:` with no "
+            f"value, or add `entity:` to {context.path}",
+            file=path,
+            line=line,
+        )
+
+
+def _loc(rule: ChatRule) -> tuple[str, ...]:
+    """Where the rule sits in access.yaml."""
+    if rule.is_group:
+        return ("bots", rule.bot, "chats", rule.scope)
+    return ("bots", rule.bot, rule.scope)
+
+
+def _subject(rule: ChatRule) -> str:
+    if rule.is_group:
+        return f"bot '{rule.bot}' chat '{rule.scope}'"
+    return f"bot '{rule.bot}' {'DM' if rule.scope == 'dm' else 'default'} rule"

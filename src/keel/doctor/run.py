@@ -1,0 +1,24 @@
+"""`run_doctor`: every check over one brain snapshot, in report order."""
+
+from __future__ import annotations
+
+from keel.brain.snapshot import Brain
+from keel.doctor import access, code, contexts, entities, roles, views
+from keel.doctor.findings import Finding, Report
+from keel.doctor.scope import Scope
+from keel.state.schema import Schema
+
+
+def run_doctor(brain: Brain, *, schema: Schema | None, db_note: str | None = None) -> Report:
+    """Check a loaded brain and return what is wrong with it.
+
+    `schema` is the database's tables and views, or None when no database could be reached —
+    then the view checks say they did not look, and why (`db_note`). Apart from loading the
+    brain's code files (as a turn would) and re-reading frontmatter for line numbers, this
+    reads nothing and writes nothing.
+    """
+    scope = Scope(brain, schema, db_note)
+    findings: list[Finding] = []
+    for module in (entities, code, access, contexts, views, roles):
+        findings.extend(module.check(scope))
+    return Report.of(findings)

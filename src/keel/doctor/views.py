@@ -1,0 +1,139 @@
+"""Views a context carries: shared, missing, a `by` column the view lacks, a key that never comes.
+
+The name checks need the database's schema; without one, a single note says they did not
+look and why, rather than passing in silence.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from keel.brain.specs import ContextSpec, WhenWord
+from keel.doctor.findings import Finding, found
+from keel.doctor.scope import Scope, is_view, maybe, quoted
+
+# Links that carry an entity key whatever else is true: a chat binding, a reply to a keyed
+# post, an open that names the key.
+_KEYED_LINKS: frozenset[WhenWord] = frozenset({"chat", "reply", "ask"})
+
+
+def check(scope: Scope) -> Iterator[Finding]:
+    yield from _shared(scope)
+    yield from _against_schema(scope)
+    yield from _by_entries(scope)
+
+
+def _shared(scope: Scope) -> Iterator[Finding]:
+    claims: dict[str, list[ContextSpec]] = defaultdict(list)
+    for ident in sorted(scope.brain.contexts):
+        context = scope.brain.contexts[ident]
+        for view in dict.fromkeys(ref.view for ref in context.data):
+            claims[view].append(context)
+    for view in sorted(claims):
+        owners = sorted(claims[view], key=lambda c: c.path)
+        if len(owners) < 2:
+            continue
+        first = owners[0]
+        named = ", ".join(f"'{c.id}' ({c.path})" for c in owners)
+        yield found(
+            "view.shared",
+            f"view '{view}'",
+            f"view '{view}' is claimed by {len(owners)} contexts: {named} — a view travels "
+            "with one context, so two features now own it; keep it in one, or split it into "
+            "one view per context",
+            file=first.path,
+            line=scope.lines.item(first.path, "data", is_view(view)),
+        )
+
+
+def _against_schema(scope: Scope) -> Iterator[Finding]:
+    schema = scope.schema
+    if schema is None:
+        yield _unchecked(scope)
+        return
+    for ident in sorted(scope.brain.contexts):
+        context = scope.brain.contexts[ident]
+        for ref in context.data:
+            line = scope.lines.item(context.path, "data", is_view(ref.view))
+            if not schema.has(ref.view):
+                yield found(
+                    "view.missing",
+                    f"context '{ident}'",
+                    f"'{ident}' carries view '{ref.view}', which the database lacks"
+                    f"{maybe(ref.view, schema.names)} — create it in state/*.sql and apply it, "
+                    "or fix the name in `data:`",
+                    file=context.path,
+                    line=line,
+                )
+            elif ref.by is not None and ref.by not in schema.columns(ref.view):
+                columns = schema.columns(ref.view)
+                yield found(
+                    "view.by-column",
+                    f"context '{ident}'",
+                    f"'{ident}' filters view '{ref.view}' by column '{ref.by}', which the view "
+                    f"lacks{maybe(ref.by, columns)} — its columns are {', '.join(columns)}; "
+                    "name one of them in `by:`, or add the column to the view",
+                    file=context.path,
+                    line=line,
+                )
+
+
+def _unchecked(scope: Scope) -> Finding:
+    views = sum(len(c.data) for c in scope.brain.contexts.values())
+    views += sum(len(r.state) for r in scope.brain.roles.values())
+    why = scope.db_note or "no database was given"
+    return found(
+        "view.unchecked",
+        "database",
+        f"did not check {views} view name(s) and their `by` columns against the database: "
+        f"{why} — run doctor where the database is reachable (or give its URL with --db)",
+    )
+
+
+def _by_entries(scope: Scope) -> Iterator[Finding]:
+    for ident in sorted(scope.brain.contexts):
+        context = scope.brain.contexts[ident]
+        keyed = [ref for ref in context.data if ref.by is not None]
+        if not keyed:
+            continue
+        views = quoted(ref.view for ref in keyed)
+        line = scope.lines.item(context.path, "data", is_view(keyed[0].view))
+        if not _names_a_key(scope, context):
+            yield found(
+                "view.by-unkeyed",
+                f"context '{ident}'",
+                f"'{ident}' filters {views} by its entity key, but none of its `when` links "
+                f"({', '.join(sorted(context.when))}) carries a key — always carries none, "
+                "and run carries one only from a gated hook, a pipeline or a .context.py — so "
+                "those views show rows only when an engage() attach names one; add reply or "
+                "ask to `when:`, gate a hook that reaches it, or drop `by`",
+                file=context.path,
+                line=line,
+            )
+        if context.entity is None:
+            yield found(
+                "view.by-without-entity",
+                f"context '{ident}'",
+                f"'{ident}' filters {views} by an entity key, but has no `entity:`, so no link "
+                "can ever carry a key to it and those views show no rows — add `entity:` "
+                "(what its key is, e.g. `entity: ticket id`), or drop `by`",
+                file=context.path,
+                line=line,
+            )
+
+
+def _names_a_key(scope: Scope, context: ContextSpec) -> bool:
+    """Whether some link in the context's `when` can carry an entity key to it."""
+    if context.when & _KEYED_LINKS:
+        return True
+    if "run" not in context.when:
+        return False
+    if context.code_path is not None or context.id in scope.keyed_reach:
+        return True
+    # A gate's { entity } / { reach } or a pipeline's runAgent keys the run; a plain beat
+    # or an ungated hook never does.
+    return any(
+        entity.code_path is not None and entity.kind in ("hook", "scenario")
+        for entity in scope.reached.get(context.id, ())
+    )

@@ -1,0 +1,68 @@
+"""examples/broken: one deliberate fault per check, and doctor finds each exactly once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from keel.brain import load_brain
+from keel.doctor import CHECKS, run_doctor
+from keel.state import connect, read_schema
+
+BROKEN = Path(__file__).resolve().parents[2] / "examples" / "broken"
+DESK = "features/desk"
+ACCESS = "constitution/access.yaml"
+
+EXPECTED = {
+    ("entity.skip", "fail", f"{DESK}/notes.context.md", 3),
+    ("entity.agent", "fail", f"{DESK}/escalate.hook.md", 4),
+    ("entity.skill", "fail", f"{DESK}/triage.agent.md", 4),
+    ("entity.state-view", "fail", f"{DESK}/night.agent.md", 4),
+    ("code.load", "fail", f"{DESK}/faq.context.py", 10),
+    ("code.orphan", "warn", f"{DESK}/refund.context.py", None),
+    ("access.unknown-context", "fail", ACCESS, 11),
+    ("access.missing-key", "warn", ACCESS, 14),
+    ("access.extra-key", "fail", ACCESS, 17),
+    ("access.unknown-role", "fail", ACCESS, 19),
+    ("context.unreached", "warn", f"{DESK}/archive.context.md", None),
+    ("context.run-unreached", "warn", f"{DESK}/nightly/report.context.md", 3),
+    ("reach.unknown", "fail", f"{DESK}/weekly.heartbeat.md", 7),
+    ("context.ask-description", "warn", f"{DESK}/policy.context.md", 3),
+    ("view.shared", "warn", f"{DESK}/morning/digest.context.md", 4),
+    ("view.missing", "fail", f"{DESK}/refunds.context.md", 5),
+    ("view.by-column", "fail", f"{DESK}/lookup.context.md", 6),
+    ("role.unknown-context", "warn", f"{DESK}/support.agent.md", 14),
+    ("role.no-open", "warn", f"{DESK}/triage.agent.md", 3),
+    ("view.by-unkeyed", "warn", f"{DESK}/card.context.md", 6),
+    ("view.by-without-entity", "warn", f"{DESK}/client.context.md", 5),
+    ("role.no-contexts", "note", None, None),
+}
+NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
+
+
+def test_doctor_finds_every_fault_of_the_broken_brain_once(tmp_path: Path) -> None:
+    brain = load_brain(BROKEN)
+    engine = connect(f"sqlite:///{tmp_path / 'broken.db'}", brain)
+    report = run_doctor(brain, schema=read_schema(engine))
+    engine.dispose()
+    found = [(f.check, f.level, f.file, f.line) for f in report.findings]
+    assert len(found) == len(set(found))
+    assert set(found) == EXPECTED
+    assert {f[0] for f in found} == set(CHECKS) - {"view.unchecked"}
+    assert report.failed
+
+
+def test_without_a_database_the_view_checks_say_they_did_not_look() -> None:
+    report = run_doctor(load_brain(BROKEN), schema=None, db_note="no route to the server")
+    found = {(f.check, f.level, f.file, f.line) for f in report.findings}
+    assert found == {e for e in EXPECTED if e[0] not in NEEDS_DATABASE} | {
+        ("view.unchecked", "note", None, None)
+    }
+
+
+def test_every_fault_is_marked_in_its_file() -> None:
+    marked = set()
+    for path in BROKEN.rglob("*"):
+        if path.is_file() and path.suffix in {".md", ".py", ".yaml", ".sql"}:
+            text = path.read_text(encoding="utf-8")
+            marked |= {check for check in CHECKS if f"FAULT {check}:" in text}
+    assert marked == set(CHECKS) - {"view.unchecked"}

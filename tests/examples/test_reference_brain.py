@@ -1,0 +1,516 @@
+"""The reference brain in `examples/brain/`: it loads whole, and each worked example holds.
+
+Every example is checked through the `Brain` API (what later stages read), and the brain's
+SQL is applied to a fresh SQLite file and to a fresh PostgreSQL schema, where every view a
+context or role names must exist with the column its `by` filter uses.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import psycopg
+import pytest
+
+from keel.brain import Brain, EntitySpec, ReachEntry, ViewRef, load_brain
+from keel.code import load_context_code, load_gate
+
+BRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "brain"
+POSTGRES_URL = os.environ.get("KEEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+FEATURES = {
+    "agency",
+    "billing",
+    "coach",
+    "dutch",
+    "finance",
+    "home",
+    "hr",
+    "largo",
+    "outreach",
+    "returns",
+    "support",
+}
+CONTEXTS = {
+    "cashflow",
+    "chase",
+    "checkin",
+    "client",
+    "film",
+    "kb",
+    "knm",
+    "largo",
+    "leave",
+    "listen",
+    "offer",
+    "pick",
+    "policy",
+    "prospect",
+    "rates",
+    "rating",
+    "read",
+    "routine",
+    "shopping",
+    "ticket",
+    "write",
+}
+ROLES = {
+    "bookkeeper",
+    "client-desk",
+    "coach",
+    "controller",
+    "dutch-coach",
+    "family",
+    "largo",
+    "people-ops",
+    "sdr",
+    "support",
+}
+PRACTICES = ("knm", "listen", "write", "read")
+
+
+@pytest.fixture(scope="module")
+def brain() -> Brain:
+    return load_brain(BRAIN_DIR)
+
+
+def entity(brain: Brain, kind: str, ident: str) -> EntitySpec:
+    found = brain.entity(kind, ident)
+    assert found is not None, f"{kind} {ident} did not load"
+    return found
+
+
+def reach_ids(brain: Brain, kind: str, ident: str) -> set[str]:
+    return {r.context for r in brain.reach_of(entity(brain, kind, ident))}
+
+
+# -- the whole brain ----------------------------------------------------------------------
+
+
+def test_loads_with_no_skips(brain: Brain) -> None:
+    assert brain.skips == ()
+    assert brain.orphan_code == ()
+    assert dict(brain.switched_off) == {}
+    assert set(brain.features) == FEATURES
+    assert set(brain.contexts) == CONTEXTS
+    assert set(brain.roles) == ROLES
+
+
+def test_every_feature_is_declared_and_on(brain: Brain) -> None:
+    for feature in brain.features.values():
+        assert feature.path == f"features/{feature.id}/FEATURE.md"
+        assert feature.enabled
+        assert feature.description
+
+
+def test_every_entity_runs_as_an_existing_role(brain: Brain) -> None:
+    assert len(brain.entities) == 12
+    for spec in brain.entities.values():
+        assert spec.agent in brain.roles, spec.path
+
+
+def test_every_role_lists_contexts_that_exist_and_skills_that_exist(brain: Brain) -> None:
+    used_skills: set[str] = set()
+    for role in brain.roles.values():
+        assert role.contexts is not None, f"{role.path} has no contexts: list"
+        assert set(role.contexts) <= set(brain.contexts), role.path
+        assert set(role.skills) <= set(brain.skills), role.path
+        assert role.persona
+        used_skills |= set(role.skills)
+    assert used_skills == set(brain.skills)
+
+
+def test_every_context_is_reached_and_run_contexts_by_a_run(brain: Brain) -> None:
+    admitted = {c for role in brain.roles.values() for c in role.contexts or ()}
+    reached = {r.context for e in brain.entities.values() for r in brain.reach_of(e)}
+    bound = {c for rule in brain.access.rules for c in rule.contexts}
+    assert set(brain.contexts) == admitted | reached | bound
+    run_contexts = {c.id for c in brain.contexts.values() if "run" in c.when}
+    assert run_contexts <= reached
+
+
+def test_views_are_claimed_once_and_named_after_their_feature(brain: Brain) -> None:
+    claimed: dict[str, str] = {}
+    for context in brain.contexts.values():
+        for ref in context.data:
+            assert ref.view not in claimed, f"{ref.view}: {claimed.get(ref.view)} and {context.id}"
+            claimed[ref.view] = context.id
+            assert ref.view.startswith(f"{context.feature}_"), ref.view
+    for role in brain.roles.values():
+        for view in role.state:
+            assert view not in claimed, f"{role.id} state view {view} is claimed by a context"
+            assert view.startswith(f"{role.feature}_"), view
+
+
+def test_keyed_views_sit_on_keyed_contexts_with_a_key_naming_link(brain: Brain) -> None:
+    for context in brain.contexts.values():
+        if any(ref.by for ref in context.data):
+            assert context.entity, context.id
+            assert context.when & {"chat", "reply", "ask"}, context.id
+
+
+def test_roles_that_admit_an_ask_context_can_open_it(brain: Brain) -> None:
+    for role in brain.roles.values():
+        asks = [c for c in role.contexts or () if "ask" in brain.contexts[c].when]
+        if asks:
+            assert role.can("context:read"), role.id
+            assert all(brain.contexts[c].description for c in asks)
+
+
+def test_manifest_sets_every_knob(brain: Brain) -> None:
+    m = brain.manifest
+    assert m.path == "constitution/MANIFEST.yaml"
+    assert (m.contexts.chars, m.contexts.max_active, m.contexts.turn_chars, m.contexts.keep) == (
+        3000,
+        3,
+        12000,
+        3,
+    )
+    assert m.contexts.code_timeout_ms == 2000
+    assert (m.state_rows, m.retention_days, m.content_probe_seconds) == (20, 365, 2.0)
+    assert m.model.window == 200000
+    assert m.model.output_reserve == 8000
+    assert m.model.input_allocation == 150000
+    assert dict(m.sections)["history"] == 4000
+
+
+def test_access_has_bots_with_templates_and_group_rules(brain: Brain) -> None:
+    bots = {rule.bot for rule in brain.access.rules}
+    assert {"nova", "desk"} <= bots
+    for rule in brain.access.rules:
+        assert rule.role in brain.roles, rule
+        if not rule.is_group:
+            assert dict(rule.contexts) == {}
+        for context_id, key in rule.contexts.items():
+            assert context_id in brain.contexts, rule
+            assert (key is not None) == brain.contexts[context_id].keyed, rule
+    dm = brain.access.rule_for("nova", "tg:chat:555", dm=True)
+    assert dm is not None
+    assert dm.scope == "dm"
+    assert dm.role == "coach"
+
+
+# -- 1. the invoice chase: run -----------------------------------------------------------
+
+
+def test_billing_chase_rides_only_the_heartbeat(brain: Brain) -> None:
+    chase = brain.contexts["chase"]
+    assert chase.feature == "billing"
+    assert chase.when == {"run"}
+    assert chase.data == (ViewRef(view="billing_overdue"),)
+    beat = entity(brain, "heartbeat", "invoice-chase")
+    assert beat.feature == "billing"
+    assert beat.schedule
+    assert "chase" in reach_ids(brain, "heartbeat", "invoice-chase")
+    owner = brain.roles[beat.agent or ""]
+    assert not owner.admits("chase")
+    chat_rule = brain.access.rule_for("nova", "tg:chat:555")
+    assert chat_rule is not None
+    assert chat_rule.role == owner.id
+
+
+# -- 2. the return policy: ask -----------------------------------------------------------
+
+
+def test_returns_policy_is_an_ask_context_in_the_support_catalog(brain: Brain) -> None:
+    policy = brain.contexts["policy"]
+    assert policy.feature == "returns"
+    assert policy.when == {"ask"}
+    assert policy.description
+    assert policy.data == ()
+    support = brain.roles["support"]
+    assert support.admits("policy")
+    assert support.can("context:read")
+
+
+# -- 3. the shopping list: always --------------------------------------------------------
+
+
+def test_shopping_list_is_always_carried_by_the_family_role(brain: Brain) -> None:
+    shopping = brain.contexts["shopping"]
+    assert shopping.when == {"always"}
+    assert shopping.data == (ViewRef(view="home_shopping_open"),)
+    assert brain.roles["family"].contexts == ("shopping",)
+    family_groups = [r for r in brain.access.rules if r.is_group and r.role == "family"]
+    assert len(family_groups) == 1
+
+
+# -- 4. the coach's evening film: layout reach, then reply with the film's key ---------------
+
+
+def test_coach_evening_beat_reaches_exactly_pick_and_rating(brain: Brain) -> None:
+    beat = entity(brain, "heartbeat", "evening-film")
+    assert beat.dir == ("evening", "film")
+    assert beat.reach is None
+    assert set(brain.reach_of(beat)) == {ReachEntry(context="pick"), ReachEntry(context="rating")}
+    pick, rating = brain.contexts["pick"], brain.contexts["rating"]
+    assert (pick.dir, rating.dir) == (("evening", "film"), ("evening", "film"))
+    assert pick.when == {"run"}
+    assert pick.data == (ViewRef(view="coach_film_pick"),)
+    assert rating.entity == "film id"
+    assert rating.when == {"reply"}
+    assert rating.data == (ViewRef(view="coach_film", by="film_id"),)
+    coach = brain.roles[beat.agent or ""]
+    assert coach.id == "coach"
+    assert coach.admits("rating")
+
+
+def test_other_coach_beats_do_not_reach_the_film_contexts(brain: Brain) -> None:
+    others = [e for e in brain.entities.values() if e.feature == "coach" and e.id != "evening-film"]
+    assert [e.id for e in others] == ["morning-plan"]
+    for other in others:
+        assert other.dir == ("morning",)
+        assert reach_ids(brain, other.kind, other.id) == {"routine"}
+
+
+# -- 5. the Dutch coach: one feature, four parts, one gated hook ------------------------------
+
+
+@pytest.mark.parametrize("practice", PRACTICES)
+def test_each_dutch_practice_reaches_only_its_own_context(brain: Brain, practice: str) -> None:
+    scenario = entity(brain, "scenario", f"{practice}-practice")
+    assert scenario.dir == (practice,)
+    assert scenario.agent == "dutch-coach"
+    assert brain.reach_of(scenario) == (ReachEntry(context=practice),)
+    context = brain.contexts[practice]
+    assert context.dir == (practice,)
+    assert {"run", "reply"} <= context.when
+    assert brain.roles["dutch-coach"].admits(practice)
+
+
+def test_dutch_skip_hook_sits_at_the_root_with_a_gate(brain: Brain) -> None:
+    hook = entity(brain, "hook", "skip")
+    assert hook.feature == "dutch"
+    assert hook.dir == ()
+    assert hook.event == "practice.skipped"
+    assert hook.reach is None
+    assert brain.layout_reach(hook) == ()
+    assert hook.code_path == "features/dutch/skip.hook.py"
+
+
+@pytest.mark.parametrize("practice", PRACTICES)
+def test_dutch_skip_gate_reaches_the_skipped_practice(brain: Brain, practice: str) -> None:
+    hook = entity(brain, "hook", "skip")
+    assert hook.code_path is not None
+    gate = load_gate(brain.root, hook.code_path)
+    answer = gate.gate({"skill": practice}, None)
+    assert answer == {"reach": [{"context": practice}]}
+    assert answer["reach"][0]["context"] in brain.contexts
+
+
+# -- 6. the support desk: chat with an entity key --------------------------------------------
+
+
+def test_support_ticket_context(brain: Brain) -> None:
+    ticket = brain.contexts["ticket"]
+    assert ticket.entity == "ticket id"
+    assert ticket.when == {"chat", "ask"}
+    assert ticket.data == (
+        ViewRef(view="support_sla_today"),
+        ViewRef(view="support_ticket_card", by="ticket_id"),
+    )
+    assert ticket.chars == 3000
+    assert ticket.description
+    assert ticket.code_path == "features/support/ticket.context.py"
+    kb = brain.contexts["kb"]
+    assert kb.when == {"ask"}
+    assert kb.description
+    support = brain.roles["support"]
+    assert support.contexts == ("ticket", "kb", "policy")
+    assert support.capabilities == ("context:read", "context:bind")
+    hook = entity(brain, "hook", "ticket-opened")
+    assert hook.feature == "support"
+    assert hook.agent == "support"
+
+
+def test_support_forum_binds_nothing_statically(brain: Brain) -> None:
+    forums = [r for r in brain.access.rules if r.is_group and r.role == "support"]
+    assert len(forums) == 1
+    assert dict(forums[0].contexts) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("Any news on T-481? It's urgent.", {"entity": "T-481"}, id="names-one"),
+        pytest.param("T-12 and T-13", {"entity": "T-12"}, id="first-wins"),
+        pytest.param("My parcel never came", None, id="names-none"),
+        pytest.param("ticket T- with no number, or XT-481", None, id="not-an-id"),
+    ],
+)
+def test_ticket_code_matches_a_ticket_id(brain: Brain, text: str, expected: Any) -> None:
+    path = brain.contexts["ticket"].code_path
+    assert path is not None
+    code = load_context_code(brain.root, path)
+    assert code.render is None
+    assert code.match is not None
+    assert code.match(SimpleNamespace(input=text)) == expected
+
+
+# -- 7. B2B outreach: chat bound from a run --------------------------------------------------
+
+
+def test_outreach_prospect_and_offer(brain: Brain) -> None:
+    prospect = brain.contexts["prospect"]
+    assert prospect.when == {"chat", "run"}
+    assert prospect.entity == "prospect id"
+    assert prospect.data == (ViewRef(view="outreach_prospect", by="prospect_id"),)
+    assert brain.contexts["offer"].feature == "outreach"
+    sdr = brain.roles["sdr"]
+    assert sdr.contexts == ("prospect", "offer")
+    scenario = entity(brain, "scenario", "first-touch")
+    assert scenario.feature == "outreach"
+    assert scenario.agent == "sdr"
+    assert reach_ids(brain, "scenario", "first-touch") == {"prospect", "offer"}
+
+
+# -- 8. an agency with a group per client: isolation by key ---------------------------------
+
+
+def test_agency_client_groups_are_bound_to_their_client(brain: Brain) -> None:
+    client = brain.contexts["client"]
+    assert client.when == {"chat", "reply", "ask"}
+    assert client.entity == "client slug"
+    assert client.data == (ViewRef(view="agency_client_card", by="client_slug"),)
+    bindings = {
+        rule.title: dict(rule.contexts) for rule in brain.access.rules if rule.role == "client-desk"
+    }
+    assert bindings == {
+        "Acme": {"client": "acme"},
+        "Globex": {"client": "globex"},
+        "Initech": {"client": "initech"},
+    }
+    assert all(r.is_group for r in brain.access.rules if r.role == "client-desk")
+
+
+def test_client_desk_never_admits_hr_or_finance(brain: Brain) -> None:
+    desk = brain.roles["client-desk"]
+    assert desk.contexts == ("client",)
+    assert desk.can("context:read")
+    back_office = {c.id for c in brain.contexts.values() if c.feature in ("hr", "finance")}
+    assert back_office == {"leave", "cashflow"}
+    assert not any(desk.admits(c) for c in back_office)
+    assert brain.roles["people-ops"].admits("leave")
+    assert brain.roles["controller"].admits("cashflow")
+
+
+# -- 9. the largo layout ---------------------------------------------------------------------
+
+
+def test_largo_layout(brain: Brain) -> None:
+    assert brain.contexts["largo"].dir == ()
+    assert brain.contexts["checkin"].dir == ("morning", "checkin")
+    assert brain.contexts["film"].dir == ("evening", "film")
+    checkin = entity(brain, "heartbeat", "morning-checkin")
+    assert checkin.dir == ("morning", "checkin")
+    assert brain.reach_of(checkin) == (ReachEntry(context="checkin"), ReachEntry(context="largo"))
+    film = entity(brain, "heartbeat", "film-of-day")
+    assert film.dir == ("evening", "film")
+    assert brain.reach_of(film) == (ReachEntry(context="film"), ReachEntry(context="largo"))
+    assert brain.roles["largo"].admits("film")
+
+
+# -- the SQL on both databases -----------------------------------------------------------
+
+
+def needed_views(brain: Brain) -> dict[str, set[str]]:
+    """Every view a context or role names, with the columns a `by` filter needs."""
+    views: dict[str, set[str]] = {}
+    for context in brain.contexts.values():
+        for ref in context.data:
+            views.setdefault(ref.view, set()).update([ref.by] if ref.by else [])
+    for role in brain.roles.values():
+        for view in role.state:
+            views.setdefault(view, set())
+    return views
+
+
+def test_needed_views_cover_the_keyed_ones(brain: Brain) -> None:
+    views = needed_views(brain)
+    assert len(views) == 26
+    assert {v: c for v, c in views.items() if c} == {
+        "coach_film": {"film_id"},
+        "support_ticket_card": {"ticket_id"},
+        "outreach_prospect": {"prospect_id"},
+        "agency_client_card": {"client_slug"},
+        "largo_film": {"film_id"},
+    }
+
+
+def test_sql_files_are_applied_in_name_order(brain: Brain) -> None:
+    paths = [f.path for f in brain.state_sql]
+    assert paths == sorted(paths)
+    assert len(paths) == 8
+    assert all(p.startswith("state/") and p.endswith(".sql") for p in paths)
+
+
+def test_sql_applies_on_sqlite(brain: Brain, tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "state.db")
+    try:
+        for sql in brain.state_sql:
+            db.executescript(sql.text)
+        found = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
+        }
+        for view, by_columns in needed_views(brain).items():
+            assert view in found, view
+            columns = {row[1] for row in db.execute(f'PRAGMA table_info("{view}")')}
+            assert by_columns <= columns, view
+            (count,) = db.execute(f'SELECT count(*) FROM "{view}"').fetchone()
+            assert count > 0, f"{view} shows no sample rows"
+        (card,) = db.execute(
+            "SELECT customer FROM support_ticket_card WHERE ticket_id = ?", ("T-481",)
+        ).fetchone()
+        assert card == "Maria Lopes"
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[tuple[psycopg.Connection[Any], str]]:
+    schema = f"keel_example_{secrets.token_hex(6)}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            conn.execute(f'SET search_path TO "{schema}"')
+            yield conn, schema
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.mark.postgres
+def test_sql_applies_on_postgres(
+    brain: Brain, pg_schema: tuple[psycopg.Connection[Any], str]
+) -> None:
+    conn, schema = pg_schema
+    for sql in brain.state_sql:
+        conn.execute(sql.text)
+    found = {
+        name
+        for (name,) in conn.execute(
+            "SELECT table_name FROM information_schema.views WHERE table_schema = %s", (schema,)
+        ).fetchall()
+    }
+    for view, by_columns in needed_views(brain).items():
+        assert view in found, view
+        columns = {
+            name
+            for (name,) in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = %s AND table_name = %s",
+                (schema, view),
+            ).fetchall()
+        }
+        assert by_columns <= columns, view
+        (count,) = conn.execute(f'SELECT count(*) FROM "{view}"').fetchone()
+        assert count > 0, f"{view} shows no sample rows"
+    (card,) = conn.execute(
+        "SELECT client_name FROM agency_client_card WHERE client_slug = %s", ("globex",)
+    ).fetchone()
+    assert card == "Globex"
