@@ -30,7 +30,7 @@ EXIT_OVERFLOW = 4
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def error_console() -> Console:

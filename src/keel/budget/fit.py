@@ -1,0 +1,98 @@
+"""Fitting a turn's linked contexts into its budgets: attached blocks, or one-line stubs.
+
+Links arrive strongest first. Each is attached whole (its block within its own `chars`)
+while the turn has room — at most `maxActive` blocks, at most `turnChars` characters in
+all — and otherwise arrives as a stub naming the knob that kept it out and how to get it.
+Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from keel.budget.knobs import TurnKnobs
+from keel.budget.render import Block, attr
+from keel.link.values import Link
+
+Knob = Literal["chars", "contexts.maxActive", "contexts.turnChars"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attached:
+    """A context the turn carries, with its rendered block."""
+
+    link: Link
+    block: Block
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stub:
+    """A linked context the budget kept out, as the one line the agent sees instead."""
+
+    link: Link
+    knob: Knob
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fitted:
+    attached: tuple[Attached, ...]
+    stubs: tuple[Stub, ...]
+
+    @property
+    def chars(self) -> int:
+        return sum(a.block.chars for a in self.attached)
+
+
+def stub_line(link: Link, knob: Knob, *, can_open: bool, chars: int | None) -> str:
+    """The stub's text: what is missing, which knob kept it out, and how to get it."""
+    key = f' entity="{attr(link.entity)}"' if link.entity is not None else ""
+    if knob == "chars":
+        how = f"its instructions do not fit its chars ({chars}) — raise chars in its file"
+    elif can_open:
+        entity = f', "{attr(link.entity)}"' if link.entity is not None else ""
+        how = f'context_open("{link.context}"{entity}) to read it'
+    else:
+        how = f"raise {knob} to attach it"
+    return (
+        f'<feature-context-stub feature="{link.feature}" context="{link.context}"{key} '
+        f'link="{link.kind}">not attached — budget ({knob}); {how}</feature-context-stub>'
+    )
+
+
+def fit_turn(
+    links: Sequence[Link],
+    blocks: Mapping[tuple[str, str | None], Block | None],
+    knobs: TurnKnobs,
+    *,
+    can_open: bool,
+    chars_of: Mapping[str, int],
+) -> Fitted:
+    """Attach strongest first within `maxActive` and `turnChars`; stub the rest."""
+    attached: list[Attached] = []
+    stubs: list[Stub] = []
+    used = 0
+    for link in links:
+        block = blocks.get(link.pair)
+        knob = _knob(block, len(attached), used, knobs)
+        if block is None or knob is not None:
+            knob = knob or "chars"
+            text = stub_line(link, knob, can_open=can_open, chars=chars_of.get(link.context))
+            stubs.append(Stub(link=link, knob=knob, text=text))
+            continue
+        attached.append(Attached(link=link, block=block))
+        used += block.chars
+    return Fitted(attached=tuple(attached), stubs=tuple(stubs))
+
+
+def _knob(block: Block | None, count: int, used: int, knobs: TurnKnobs) -> Knob | None:
+    """The knob that keeps this block out, or None when it fits."""
+    if block is None:
+        return "chars"
+    if count >= knobs.max_active:
+        return "contexts.maxActive"
+    if used + block.chars > knobs.turn_chars:
+        return "contexts.turnChars"
+    return None

@@ -1,0 +1,142 @@
+"""Rendering one attached context into its `<feature-context>` block, within its `chars`.
+
+The block holds the instructions first, whole, then one section per view. Instructions are
+never cut: half a rule reads as the whole rule. Views are cut by rows, with a marker
+saying how many more exist; a view that cannot show one row is stubbed in its place. If
+the instructions and the smallest form of every view do not fit, the whole context
+becomes a one-line stub (see `keel.budget.fit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from keel.state.views import ViewRows
+
+
+def attr(value: str) -> str:
+    """A value safe inside a double-quoted attribute (entity keys come from users)."""
+    return (
+        value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    )
+
+
+def cell(value: Any) -> str:
+    """One table cell on one line: no newlines, no column separators, no tags."""
+    if value is None:
+        return ""
+    text = value.isoformat() if isinstance(value, datetime | date) else str(value)
+    return (
+        text.replace("\\", "\\\\")
+        .replace("\n", "\\n")
+        .replace("\r", "")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """A rendered context: its text and size, and which views were cut or stubbed."""
+
+    text: str
+    cut_views: tuple[str, ...] = ()
+    stubbed_views: tuple[str, ...] = ()
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+
+def _open_tag(feature: str, context: str, entity: str | None, link: str) -> str:
+    key = f' entity="{attr(entity)}"' if entity is not None else ""
+    return f'<feature-context feature="{feature}" context="{context}"{key} link="{link}">'
+
+
+def _view_tag(rows: ViewRows) -> str:
+    by = f' by="{rows.by}"' if rows.by else ""
+    return f'<view name="{rows.view}"{by}>'
+
+
+def view_stub(rows: ViewRows, chars: int) -> str:
+    """The one-line form of a view: why it shows no rows here."""
+    if rows.problem is not None:
+        why = rows.problem
+    elif rows.total == 0:
+        return f"{_view_tag(rows)}(no rows)</view>"
+    else:
+        why = (
+            f"not shown: its rows do not fit within this context's chars ({chars}); "
+            f"{rows.total} rows"
+        )
+    return f"{_view_tag(rows)}{why}</view>"
+
+
+def _view_text(rows: ViewRows, room: int, chars: int) -> tuple[str, bool] | None:
+    """The view with as many rows as fit in `room` characters, and whether rows were cut."""
+    if rows.problem is not None or rows.total == 0:
+        return None
+    head = f"{_view_tag(rows)}\n{' | '.join(rows.columns)}\n"
+    tail = "</view>"
+    lines: list[str] = []
+    used = len(head) + len(tail)
+    for row in rows.rows:
+        line = " | ".join(cell(v) for v in row) + "\n"
+        hidden = rows.total - len(lines) - 1
+        marker = _marker(hidden) if hidden > 0 else ""
+        if used + len(line) + len(marker) > room:
+            break
+        lines.append(line)
+        used += len(line)
+    if not lines:
+        return None
+    hidden = rows.total - len(lines)
+    return head + "".join(lines) + (_marker(hidden) if hidden else "") + tail, hidden > 0
+
+
+def _marker(hidden: int) -> str:
+    noun = "row" if hidden == 1 else "rows"
+    return f"({hidden} more {noun} not shown)\n"
+
+
+def render_block(
+    *,
+    feature: str,
+    context: str,
+    entity: str | None,
+    link: str,
+    instructions: str,
+    views: Sequence[ViewRows],
+    chars: int,
+) -> Block | None:
+    """The context's block within `chars`, or None when it cannot fit even in brief."""
+    head = _open_tag(feature, context, entity, link) + "\n"
+    body = f"<instructions>\n{instructions}\n</instructions>\n"
+    tail = "</feature-context>"
+    stubs = [view_stub(v, chars) + "\n" for v in views]
+    room = chars - len(head) - len(body) - len(tail) - sum(len(s) for s in stubs)
+    if room < 0:
+        return None
+    parts: list[str] = []
+    cut: list[str] = []
+    stubbed: list[str] = []
+    for rows, stub in zip(views, stubs, strict=True):
+        shown = _view_text(rows, room + len(stub) - 1, chars)
+        if shown is None:
+            parts.append(stub)
+            if rows.problem is not None or rows.total:
+                stubbed.append(rows.view)
+            continue
+        text, was_cut = shown
+        parts.append(text + "\n")
+        room -= len(text) + 1 - len(stub)
+        if was_cut:
+            cut.append(rows.view)
+    return Block(
+        text=head + body + "".join(parts) + tail,
+        cut_views=tuple(cut),
+        stubbed_views=tuple(stubbed),
+    )

@@ -1,0 +1,116 @@
+"""Options and argument parsing shared by the turn-side commands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy import Engine
+
+from keel.brain import Brain, load_brain
+from keel.brain.specs import ENTITY_KINDS, ReachEntry
+from keel.errors import UsageError
+from keel.link.values import RunRef
+from keel.state import connect, default_url
+from keel.store import Store
+
+BrainArg = Annotated[Path, typer.Argument(help="The brain directory.", show_default=False)]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL (default: the brain's own SQLite file, .keel/keel.db).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+RoleOpt = Annotated[
+    str | None,
+    typer.Option("--role", help="The turn's role (default: access.yaml's rule for bot+chat)."),
+]
+DmOpt = Annotated[
+    bool, typer.Option("--dm", help="The chat is a direct message (for the access.yaml rule).")
+]
+BotOpt = Annotated[str, typer.Option("--bot", help="The bot the turn is for.")]
+ChatOpt = Annotated[str, typer.Option("--chat", help="The chat the turn is in.")]
+ThreadOpt = Annotated[
+    str | None, typer.Option("--thread", help="The thread of the chat (default: whole chat).")
+]
+RunOpt = Annotated[
+    str | None,
+    typer.Option("--run", help="What the turn is a run of: heartbeat:ID, hook:ID or scenario:ID."),
+]
+EntityOpt = Annotated[str | None, typer.Option("--entity", help="Key the run's one keyed context.")]
+ReachOpt = Annotated[
+    str | None,
+    typer.Option("--reach", help="Replace the run's reach: CTX[=KEY],CTX[=KEY],..."),
+]
+AtOpt = Annotated[
+    str | None, typer.Option("--at", help="The time of the turn or send, ISO 8601 (default: now).")
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    brain: Brain
+    engine: Engine
+    store: Store
+
+
+@contextmanager
+def open_brain(path: Path, db: str | None) -> Iterator[Opened]:
+    """Load the brain, connect its database and bring Keel's tables up to date."""
+    brain = load_brain(path)
+    engine = connect(db or default_url(brain.root), brain)
+    try:
+        store = Store(engine)
+        store.migrate()
+        yield Opened(brain=brain, engine=engine, store=store)
+    finally:
+        engine.dispose()
+
+
+def parse_entry(text: str, flag: str) -> ReachEntry:
+    """`CTX` or `CTX=KEY` as a reach entry."""
+    context, sep, key = text.strip().partition("=")
+    if not context or (sep and not key):
+        raise UsageError(f"{flag} {text!r}: write CTX or CTX=KEY")
+    return ReachEntry(context=context, entity=key if sep else None)
+
+
+def parse_reach(text: str | None) -> tuple[ReachEntry, ...] | None:
+    """`--reach a,b=KEY` as entries; an empty string is an empty reach."""
+    if text is None:
+        return None
+    return tuple(parse_entry(part, "--reach") for part in text.split(",") if part.strip())
+
+
+def parse_run(text: str | None) -> RunRef | None:
+    """`KIND:ID` as a run reference."""
+    if text is None:
+        return None
+    word, _, ident = text.partition(":")
+    kinds = [k for k in ENTITY_KINDS if k == word]
+    if not kinds or not ident:
+        raise UsageError(
+            f"--run {text!r}: write KIND:ID with KIND one of {', '.join(ENTITY_KINDS)}"
+        )
+    return RunRef(kind=kinds[0], id=ident)
+
+
+def parse_at(text: str | None) -> datetime:
+    """An ISO 8601 time in UTC (a time without a zone is taken as UTC); default now."""
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--at {text!r}: not an ISO 8601 time (e.g. 2026-11-29T18:00:00Z)"
+        ) from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

@@ -1,0 +1,107 @@
+"""Chat bindings and the pin: which entity a chat is about, per context.
+
+A chat's bindings come from two places: group rules of access.yaml, and `context_bind`
+calls stored by Keel. Per context the strongest wins: access.yaml, then a binding for the
+turn's thread, then one for the whole chat; and the turn's bot over every bot.
+
+The winning binding pins its context in the room: whatever the link, a keyed context
+attaches there only with the bound key (or, bound with no key, with none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from keel.brain.snapshot import Brain
+from keel.link.values import Binding, Conversation
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinVerdict:
+    """The entity a link may carry in a pinned room, or why it may not."""
+
+    entity: str | None
+    refusal: str | None = None
+
+
+def access_bindings(brain: Brain, conversation: Conversation) -> list[Binding]:
+    """Every bot's access.yaml bindings for this chat; the turn's bot's rule first."""
+    rules = sorted(
+        brain.access.group_rules(conversation.chat),
+        key=lambda r: (r.bot != conversation.bot, r.bot),
+    )
+    return [
+        Binding(
+            context=context,
+            entity=entity,
+            chat=conversation.chat,
+            bot=rule.bot,
+            source="access",
+        )
+        for rule in rules
+        for context, entity in rule.contexts.items()
+    ]
+
+
+def _rank(binding: Binding, conversation: Conversation) -> tuple[int, int, int]:
+    return (
+        binding.source != "access",
+        binding.thread is None,
+        binding.bot is None or binding.bot != conversation.bot,
+    )
+
+
+def applies(binding: Binding, conversation: Conversation) -> bool:
+    """Whether a stored tool binding covers this conversation (its thread and bot)."""
+    return (
+        binding.chat == conversation.chat
+        and binding.thread in (None, conversation.thread)
+        and binding.bot in (None, conversation.bot)
+    )
+
+
+def effective_bindings(
+    brain: Brain, conversation: Conversation, stored: Iterable[Binding]
+) -> dict[str, Binding]:
+    """The strongest binding of each context in this conversation."""
+    found: dict[str, Binding] = {}
+    candidates = access_bindings(brain, conversation) + [
+        b for b in stored if applies(b, conversation)
+    ]
+    for binding in sorted(candidates, key=lambda b: _rank(b, conversation)):
+        found.setdefault(binding.context, binding)
+    return found
+
+
+def pins_of(brain: Brain, bindings: Mapping[str, Binding]) -> dict[str, str | None]:
+    """Context id → the key the room is pinned to (None: pinned to no entity).
+
+    Only keyed contexts are pinned: an unkeyed context has no entity to hold.
+    """
+    return {
+        ident: binding.entity
+        for ident, binding in bindings.items()
+        if ident in brain.contexts and brain.contexts[ident].keyed
+    }
+
+
+def pin(context: str, entity: str | None, pins: Mapping[str, str | None]) -> PinVerdict:
+    """Hold a link to the room's pin: no key takes the pinned one, another key is refused."""
+    if context not in pins:
+        return PinVerdict(entity=entity)
+    pinned = pins[context]
+    if entity is None or entity == pinned:
+        return PinVerdict(entity=pinned)
+    if pinned is None:
+        return PinVerdict(
+            entity=None,
+            refusal=f"this chat pins '{context}' to no entity, so '{entity}' is refused here",
+        )
+    return PinVerdict(
+        entity=pinned,
+        refusal=(
+            f"this chat is bound to {context} '{pinned}'; '{entity}' belongs to another "
+            f"entity and is refused here — ask without a key to read '{pinned}'"
+        ),
+    )

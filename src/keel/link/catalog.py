@@ -1,0 +1,26 @@
+"""The catalog: one line per `ask` context a role admits, for roles that can open them.
+
+It depends only on the role and the brain, never on the turn, so it stays the same from
+turn to turn and does not break a prompt cache.
+"""
+
+from __future__ import annotations
+
+from keel.brain.snapshot import Brain
+from keel.brain.specs import RoleSpec
+
+
+def catalog(brain: Brain, role: RoleSpec) -> tuple[tuple[str, str], ...]:
+    """(context id, description) for each ask context the role admits, sorted by id."""
+    if not role.can("context:read"):
+        return ()
+    return tuple(
+        (ident, brain.contexts[ident].description or "")
+        for ident in brain.by_when.get("ask", ())
+        if role.admits(ident)
+    )
+
+
+def catalog_text(entries: tuple[tuple[str, str], ...]) -> str:
+    """The catalog as the agent reads it: `- name: description` lines."""
+    return "\n".join(f"- {ident}: {description}" for ident, description in entries)

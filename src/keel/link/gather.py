@@ -1,0 +1,278 @@
+"""Deciding which (context, entity) pairs a turn carries, and under which link.
+
+`link_turn` is pure: it takes the brain snapshot, the request and what the stores hold
+for this conversation, and returns the links, the refusals, and the inferred links to keep.
+Each candidate passes the same gates in order — its `when` word (for the links that need
+one), role admission (for inferred links), the entity shape, then the room's pin — and
+each pair is kept once, under its strongest link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from keel.brain.problems import did_you_mean
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
+from keel.budget.knobs import context_keep
+from keel.errors import UsageError
+from keel.link.bindings import effective_bindings, pin, pins_of
+from keel.link.reach import find_run, run_reach
+from keel.link.values import (
+    MAX_ENTITY_CHARS,
+    STRENGTH,
+    Binding,
+    KeptLink,
+    Link,
+    LinkKind,
+    LinkResult,
+    Origin,
+    Refusal,
+    Stored,
+    TurnRequest,
+)
+
+
+def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
+    """The role the caller names, else the access.yaml rule's role for the bot and chat."""
+    conversation = request.conversation
+    name = request.role
+    if name is None:
+        rule = brain.access.rule_for(conversation.bot, conversation.chat, dm=request.dm)
+        if rule is None or rule.role is None:
+            raise UsageError(
+                f"no role given and access.yaml has no rule with a role for bot "
+                f"'{conversation.bot}' in chat '{conversation.chat}' — pass --role"
+            )
+        name = rule.role
+    role = brain.roles.get(name)
+    if role is None:
+        raise UsageError(f"no role '{name}' in this brain{did_you_mean(name, brain.roles)}")
+    return role
+
+
+@dataclass
+class _Collector:
+    brain: Brain
+    role: RoleSpec
+    pins: dict[str, str | None]
+    turn: int
+    chosen: dict[tuple[str, str | None], Link] = field(default_factory=dict)
+    order: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    refused: list[Refusal] = field(default_factory=list)
+    keep: list[KeptLink] = field(default_factory=list)
+
+    def refuse(self, context: str, entity: str | None, kind: LinkKind, reason: str) -> None:
+        self.refused.append(Refusal(context=context, entity=entity, kind=kind, reason=reason))
+
+    def offer(
+        self,
+        context: ContextSpec,
+        entity: str | None,
+        kind: LinkKind,
+        *,
+        explicit: bool,
+        sticky: bool = False,
+    ) -> None:
+        """Consider one candidate; keep it if it passes every gate."""
+        if not explicit and not self.role.admits(context.id):
+            self.refuse(
+                context.id,
+                entity,
+                kind,
+                f"role '{self.role.id}' does not list '{context.id}' in its contexts:",
+            )
+            return
+        if entity is not None and not context.keyed:
+            self.refuse(
+                context.id,
+                entity,
+                kind,
+                f"'{context.id}' names no entity, so it takes no key ('{entity}' given)",
+            )
+            return
+        verdict = pin(context.id, entity, self.pins)
+        if verdict.refusal is not None:
+            self.refuse(context.id, entity, kind, verdict.refusal)
+            return
+        link = Link(context=context.id, entity=verdict.entity, kind=kind, feature=context.feature)
+        current = self.chosen.get(link.pair)
+        if current is None or STRENGTH[kind] < STRENGTH[current.kind]:
+            self.chosen[link.pair] = link
+            self.order.setdefault(link.pair, len(self.order))
+        if sticky:
+            keep = context_keep(context, self.role, self.brain.manifest)
+            self.keep.append(
+                KeptLink(
+                    context=context.id,
+                    entity=verdict.entity,
+                    kind=kind,
+                    feature=context.feature,
+                    until_turn=self.turn + keep,
+                )
+            )
+
+    def links(self) -> tuple[Link, ...]:
+        return tuple(
+            sorted(self.chosen.values(), key=lambda k: (STRENGTH[k.kind], self.order[k.pair]))
+        )
+
+
+def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
+    """Every link of one turn: run, chat, reply, code, ask and always, pinned and admitted."""
+    role = resolve_role(brain, request)
+    bindings = effective_bindings(brain, request.conversation, stored.bindings)
+    collector = _Collector(brain=brain, role=role, pins=pins_of(brain, bindings), turn=stored.turn)
+    log: list[str] = []
+    reach = _run_links(brain, request, collector, log)
+    _chat_links(brain, request, collector, bindings)
+    restart = _reply_links(brain, request, stored.origins, collector, log)
+    _code_links(brain, request.attach, collector)
+    _ask_links(brain, request.open, reach, bindings, collector)
+    _kept_links(brain, stored, restart, collector)
+    for ident in brain.by_when.get("always", ()):
+        if role.admits(ident):
+            collector.offer(brain.contexts[ident], None, "always", explicit=True)
+    return LinkResult(
+        role=role.id,
+        links=collector.links(),
+        refused=tuple(collector.refused),
+        keep=tuple(collector.keep),
+        restart_features=frozenset(restart),
+        pins=collector.pins,
+        log=tuple(log),
+    )
+
+
+def _run_links(
+    brain: Brain, request: TurnRequest, collector: _Collector, log: list[str]
+) -> tuple[ReachEntry, ...]:
+    if request.run is None:
+        if request.entity is not None or request.reach is not None:
+            raise UsageError("an entity or reach needs a run — add --run KIND:ID")
+        return ()
+    entity = find_run(brain, request.run)
+    reach = run_reach(brain, entity, override=request.reach, key=request.entity)
+    for entry in reach:
+        context = brain.contexts.get(entry.context)
+        if context is None:
+            log.append(f"{entity.key}: reach names '{entry.context}', which does not exist")
+            continue
+        if "run" in context.when:
+            # A run entry of the run's own feature is explicit: the feature named this role.
+            own = context.feature == entity.feature
+            collector.offer(context, entry.entity, "run", explicit=own)
+    return reach
+
+
+def _chat_links(
+    brain: Brain, request: TurnRequest, collector: _Collector, bindings: dict[str, Binding]
+) -> None:
+    for ident, binding in bindings.items():
+        context = brain.contexts.get(ident)
+        if context is None or "chat" not in context.when:
+            continue
+        if binding.source == "access":
+            # Another bot's rule pins the room but attaches only for that bot.
+            if binding.bot == request.conversation.bot:
+                collector.offer(context, binding.entity, "chat", explicit=True)
+        else:
+            collector.offer(context, binding.entity, "chat", explicit=False)
+
+
+def _reply_links(
+    brain: Brain,
+    request: TurnRequest,
+    origins: tuple[Origin, ...],
+    collector: _Collector,
+    log: list[str],
+) -> set[str]:
+    restart: set[str] = set()
+    retention = brain.manifest.retention_days
+    for origin in origins:
+        if origin.message_id not in request.reply_to:
+            continue
+        too_old = retention > 0 and request.now - origin.sent_at > timedelta(days=retention)
+        if too_old and not origin.pending_card:
+            log.append(f"reply to {origin.message_id}: older than {retention} days, links nothing")
+            continue
+        if origin.feature is None:
+            log.append(f"reply to {origin.message_id}: not sent by a feature run, links nothing")
+            continue
+        restart.add(origin.feature)
+        for entry in origin.reach:
+            context = brain.contexts.get(entry.context)
+            if context is not None and "reply" in context.when:
+                collector.offer(context, entry.entity, "reply", explicit=False, sticky=True)
+    return restart
+
+
+def _entry_problem(brain: Brain, entry: ReachEntry) -> str | None:
+    """Why an attach or open entry is malformed, or None when it is well formed."""
+    if not entry.context:
+        return "an entry needs a context id"
+    if entry.entity is not None and not 0 < len(entry.entity) <= MAX_ENTITY_CHARS:
+        return f"an entity key must be 1 to {MAX_ENTITY_CHARS} characters"
+    if entry.context not in brain.contexts:
+        if entry.context in brain.switched_off:
+            feature = brain.switched_off[entry.context]
+            return f"'{entry.context}' belongs to feature '{feature}', which is switched off"
+        return f"no context '{entry.context}'{did_you_mean(entry.context, brain.contexts)}"
+    return None
+
+
+def _code_links(brain: Brain, attach: tuple[ReachEntry, ...], collector: _Collector) -> None:
+    for entry in attach:
+        problem = _entry_problem(brain, entry)
+        if problem is not None:
+            collector.refuse(entry.context, entry.entity, "code", f"attach dropped: {problem}")
+            continue
+        context = brain.contexts[entry.context]
+        collector.offer(context, entry.entity, "code", explicit=False, sticky=True)
+
+
+def _ask_links(
+    brain: Brain,
+    opens: tuple[ReachEntry, ...],
+    reach: tuple[ReachEntry, ...],
+    bindings: dict[str, Binding],
+    collector: _Collector,
+) -> None:
+    role = collector.role
+    for entry in opens:
+        problem = _entry_problem(brain, entry)
+        if problem is None and not role.can("context:read"):
+            problem = (
+                f"role '{role.id}' cannot call context_open — add context:read to its capabilities:"
+            )
+        if problem is not None:
+            collector.refuse(entry.context, entry.entity, "ask", problem)
+            continue
+        context = brain.contexts[entry.context]
+        reached = any(r.context == context.id for r in reach)
+        binding = bindings.get(context.id)
+        bound = binding is not None and binding.source == "access"
+        if not (role.admits(context.id) or reached or bound):
+            collector.refuse(
+                context.id,
+                entry.entity,
+                "ask",
+                f"'{context.id}' is not open to role '{role.id}': its contexts: does not list "
+                "it, this turn's run does not reach it and no access.yaml rule binds it here",
+            )
+            continue
+        collector.offer(context, entry.entity, "ask", explicit=True, sticky=True)
+
+
+def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Collector) -> None:
+    for kept in stored.kept:
+        context = brain.contexts.get(kept.context)
+        if context is None or kept.until_turn < stored.turn:
+            continue
+        # A new reply to the same feature restarts the count of its kept reply links.
+        restarted = kept.kind == "reply" and kept.feature in restart
+        # An open was the agent's explicit ask; it stays explicit while it is held.
+        collector.offer(
+            context, kept.entity, kept.kind, explicit=kept.kind == "ask", sticky=restarted
+        )

@@ -1,0 +1,62 @@
+"""A run's reach: the contexts a heartbeat, hook or scenario run carries, with their keys.
+
+Three tiers, each replacing the one below: the layout (the entity's directory and every
+one above it), the entity's own `reach:`, and a per-fire or per-step override. An
+`entity` given to the run keys the reach's one keyed context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from keel.brain.problems import did_you_mean
+from keel.brain.snapshot import Brain
+from keel.brain.specs import EntitySpec, ReachEntry
+from keel.errors import LinkError, UsageError
+from keel.link.values import RunRef
+
+
+def find_run(brain: Brain, run: RunRef) -> EntitySpec:
+    """The entity a run is a run of, or a `LinkError` naming the nearest real one."""
+    entity = brain.entity(run.kind, run.id)
+    if entity is not None:
+        return entity
+    if run.key in brain.switched_off:
+        raise UsageError(
+            f"{run.key} belongs to feature '{brain.switched_off[run.key]}', which is switched "
+            "off — set enabled: true in its FEATURE.md to run it"
+        )
+    same_kind = [e.id for e in brain.entities.values() if e.kind == run.kind]
+    raise UsageError(f"no {run.kind} '{run.id}' in this brain{did_you_mean(run.id, same_kind)}")
+
+
+def run_reach(
+    brain: Brain,
+    entity: EntitySpec,
+    *,
+    override: tuple[ReachEntry, ...] | None = None,
+    key: str | None = None,
+) -> tuple[ReachEntry, ...]:
+    """The reach one run carries: the override or the entity's reach, keyed by `key`."""
+    reach = override if override is not None else brain.reach_of(entity)
+    if key is None:
+        return reach
+    if entity.kind == "heartbeat":
+        raise LinkError(
+            f"heartbeat:{entity.id} is a schedule, not one entity: its ticks carry no key — "
+            "set the key where the turn speaks (send with about: {entity})"
+        )
+    keyed = [
+        i
+        for i, r in enumerate(reach)
+        if r.entity is None and r.context in brain.contexts and brain.contexts[r.context].keyed
+    ]
+    if len(keyed) != 1:
+        names = ", ".join(f"'{reach[i].context}'" for i in keyed) or "none"
+        raise LinkError(
+            f"entity '{key}' needs exactly one keyed context in the reach of {entity.key}, "
+            f"found {len(keyed)} ({names}) — name each key in the reach instead "
+            "(e.g. --reach context=KEY)"
+        )
+    index = keyed[0]
+    return (*reach[:index], replace(reach[index], entity=key), *reach[index + 1 :])

@@ -1,0 +1,155 @@
+"""The values a turn's linking works with: requests, links, refusals, what the stores hold.
+
+Link kinds, strongest first: run, chat, reply, code, ask, always. When one (context,
+entity) pair is linked several ways, the strongest link is the one the turn carries, and
+when the budget runs short the weakest are the first to become stubs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from keel.brain.specs import EntityKind, ReachEntry
+
+LinkKind = Literal["run", "chat", "reply", "code", "ask", "always"]
+LINK_KINDS: tuple[LinkKind, ...] = ("run", "chat", "reply", "code", "ask", "always")
+STRENGTH: dict[LinkKind, int] = {kind: rank for rank, kind in enumerate(LINK_KINDS)}
+# Links that stick for `keep` turns after the one that made them.
+STICKY: frozenset[LinkKind] = frozenset({"reply", "code", "ask"})
+MAX_ENTITY_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation:
+    """Where a turn happens: a bot in a chat, in one thread of it or the whole chat."""
+
+    bot: str
+    chat: str
+    thread: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRef:
+    """What a run is a run of: `heartbeat:<id>`, `hook:<id>` or `scenario:<id>`."""
+
+    kind: EntityKind
+    id: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRequest:
+    """Everything the caller says about one turn, before Keel decides what it carries.
+
+    `reach` replaces the run's reach for this fire or step; `entity` keys the reach's one
+    keyed context; `attach` are brain code's or an engage policy's entries (code links);
+    `open` are the agent's `context_open` calls (ask links).
+    """
+
+    conversation: Conversation
+    now: datetime
+    role: str | None = None
+    # A direct message: with no role named, the bot's DM rule applies before its default.
+    dm: bool = False
+    input: str = ""
+    reply_to: tuple[str, ...] = ()
+    run: RunRef | None = None
+    entity: str | None = None
+    reach: tuple[ReachEntry, ...] | None = None
+    attach: tuple[ReachEntry, ...] = ()
+    open: tuple[ReachEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    """One (context, entity) a turn carries, and the link that brought it."""
+
+    context: str
+    entity: str | None
+    kind: LinkKind
+    feature: str
+
+    @property
+    def pair(self) -> tuple[str, str | None]:
+        return (self.context, self.entity)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """A link Keel would not make, and why (shown to the agent and logged)."""
+
+    context: str
+    entity: str | None
+    kind: LinkKind
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Binding:
+    """A chat (or one thread) bound to a context, and the entity it is about.
+
+    `bot` None is a binding for every bot of the brain; `thread` None the whole chat.
+    `source` says where it lives: a group rule of access.yaml, or a `context_bind` call.
+    """
+
+    context: str
+    entity: str | None
+    chat: str
+    thread: str | None = None
+    bot: str | None = None
+    source: Literal["access", "tool"] = "tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Origin:
+    """What a sent message carries: the run that sent it and the reach a reply brings back."""
+
+    bot: str
+    chat: str
+    message_id: str
+    sent_at: datetime
+    thread: str | None = None
+    feature: str | None = None
+    run: str | None = None
+    reach: tuple[ReachEntry, ...] = ()
+    pending_card: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeptLink:
+    """An inferred link that sticks to a conversation up to and including `until_turn`."""
+
+    context: str
+    entity: str | None
+    kind: LinkKind
+    feature: str
+    until_turn: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stored:
+    """What the stores hold that bears on one turn, read before linking."""
+
+    turn: int
+    origins: tuple[Origin, ...] = ()
+    bindings: tuple[Binding, ...] = ()
+    kept: tuple[KeptLink, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkResult:
+    """The outcome of linking: what attaches, what was refused, what to keep, the pins."""
+
+    role: str
+    links: tuple[Link, ...]
+    refused: tuple[Refusal, ...] = ()
+    keep: tuple[KeptLink, ...] = ()
+    # Reply features whose kept links restart their count this turn.
+    restart_features: frozenset[str] = frozenset()
+    pins: dict[str, str | None] = field(default_factory=dict)
+    log: tuple[str, ...] = ()

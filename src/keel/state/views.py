@@ -1,0 +1,70 @@
+"""Reading a context's views: whole, or filtered `by` the entity key, capped at `state.rows`.
+
+View and column names come from brain files and are always quoted as identifiers; the
+entity key comes from the turn and is always a bound parameter, never text in the SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from keel.brain.specs import ViewRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ViewRows:
+    """The rows one view showed for one turn, and how many it holds in all.
+
+    `problem` is set instead of rows when the view could not be read (or, for a `by`
+    view, when the link carries no key): the renderer stubs the view and says why.
+    """
+
+    view: str
+    by: str | None = None
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()
+    total: int = 0
+    problem: str | None = None
+
+
+def read_view(connection: Connection, ref: ViewRef, entity: str | None, *, limit: int) -> ViewRows:
+    """Up to `limit` rows of a view (filtered by the key for a `by` view), and the total.
+
+    The queries run in a savepoint, so a view that fails (a missing table, a bad column)
+    is undone alone and leaves the caller's transaction usable.
+    """
+    if ref.by is not None and entity is None:
+        return ViewRows(
+            view=ref.view,
+            by=ref.by,
+            problem=f"no entity key on this link: the view shows one entity's rows ({ref.by})",
+        )
+    if limit <= 0:
+        return ViewRows(view=ref.view, by=ref.by, problem="rows are switched off (state.rows is 0)")
+    preparer = connection.dialect.identifier_preparer
+    source = preparer.quote(ref.view)
+    where, params = "", {}
+    if ref.by is not None:
+        where, params = f" WHERE {preparer.quote(ref.by)} = :key", {"key": entity}
+    try:
+        result = connection.execute(
+            text(f"SELECT * FROM {source}{where} LIMIT :limit"), {**params, "limit": limit}
+        )
+        columns = tuple(result.keys())
+        rows = tuple(tuple(row) for row in result.fetchall())
+        total = len(rows)
+        if total == limit:
+            counted = connection.execute(text(f"SELECT COUNT(*) FROM {source}{where}"), params)
+            total = int(counted.scalar_one())
+    except SQLAlchemyError as exc:
+        # A failed statement poisons a PostgreSQL transaction; the connection is for reads
+        # only, so rolling back loses nothing and lets the next view be read.
+        connection.rollback()
+        orig = getattr(exc, "orig", None)
+        reason = str(orig if orig else exc).splitlines()[0]
+        return ViewRows(view=ref.view, by=ref.by, problem=f"could not be read: {reason}")
+    return ViewRows(view=ref.view, by=ref.by, columns=columns, rows=rows, total=total)

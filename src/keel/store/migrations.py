@@ -1,0 +1,182 @@
+"""Ordered, named migrations of Keel's tables, each recorded in `keel_migrations`.
+
+A migration is a function of one connection; `apply` runs the ones a database has not
+recorded yet, in order, inside the caller's transaction — so a failing migration leaves
+nothing behind, on PostgreSQL's transactional DDL and on SQLite alike. Workers that start
+together may all migrate: PostgreSQL serialises them on an advisory lock (per schema),
+SQLite on the write lock the store's transactions take first.
+
+A migration's tables are written out here as they were when it was made, never imported
+from `keel.store.schema`: the next migration changes the schema, not this one's history.
+Append new migrations; never rename, reorder or edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    select,
+    text,
+)
+
+from keel.errors import StoreError
+from keel.store import schema
+from keel.store.sql import BigId, UTCDateTime
+
+Migration = Callable[[Connection], None]
+
+# The second key of the advisory lock migrations take on PostgreSQL; the first is the schema.
+_LOCK = 0x6B65656C  # "keel"
+
+
+def _keel_tables(conn: Connection) -> None:
+    """Turn counters, message origins and their reach, chat bindings, kept links, ledger."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_turns",
+        m,
+        Column("bot", String, primary_key=True),
+        Column("chat", String, primary_key=True),
+        Column("thread", String, primary_key=True),
+        Column("turn", BigInteger, nullable=False),
+    )
+    Table(
+        "keel_origins",
+        m,
+        Column("id", BigId, primary_key=True, autoincrement=True),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("message_id", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("feature", String, nullable=True),
+        Column("run", String, nullable=True),
+        Column("sent_at", UTCDateTime, nullable=False),
+        Column("pending_card", Boolean, nullable=False),
+        Index(None, "bot", "chat", "message_id", unique=True),
+        Index(None, "sent_at"),
+    )
+    Table(
+        "keel_origin_reach",
+        m,
+        Column(
+            "origin_id",
+            BigId,
+            ForeignKey("keel_origins.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
+        Column("position", Integer, primary_key=True),
+        Column("context", String, nullable=False),
+        Column("entity", String, nullable=False),
+    )
+    Table(
+        "keel_bindings",
+        m,
+        Column("chat", String, primary_key=True),
+        Column("thread", String, primary_key=True),
+        Column("bot", String, primary_key=True),
+        Column("context", String, primary_key=True),
+        Column("entity", String, nullable=False),
+    )
+    Table(
+        "keel_kept",
+        m,
+        Column("bot", String, primary_key=True),
+        Column("chat", String, primary_key=True),
+        Column("thread", String, primary_key=True),
+        Column("context", String, primary_key=True),
+        Column("entity", String, primary_key=True),
+        Column("kind", String, nullable=False),
+        Column("feature", String, nullable=False),
+        Column("until_turn", BigInteger, nullable=False),
+    )
+    Table(
+        "keel_ledger",
+        m,
+        Column("id", BigId, primary_key=True, autoincrement=True),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("turn", BigInteger, nullable=False),
+        Column("role", String, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+        Column("context", String, nullable=False),
+        Column("feature", String, nullable=False),
+        Column("entity", String, nullable=False),
+        Column("link", String, nullable=False),
+        Column("chars", BigInteger, nullable=False),
+        Column("knob", String, nullable=True),
+        Index(None, "at"),
+        Index(None, "role", "at"),
+        Index(None, "bot", "chat", "at"),
+    )
+    # No checkfirst: a keel_ table that exists without its migration recorded is a database
+    # Keel did not build, and should fail loudly rather than be adopted half-matching.
+    m.create_all(conn, checkfirst=False)
+
+
+MIGRATIONS: tuple[tuple[str, Migration], ...] = (("0001_keel_tables", _keel_tables),)
+
+
+def applied(conn: Connection) -> tuple[str, ...]:
+    """The migrations a database has recorded, in the order they were applied."""
+    if not conn.dialect.has_table(conn, schema.migrations.name):
+        return ()
+    rows = conn.execute(
+        select(schema.migrations.c.name).order_by(
+            schema.migrations.c.applied_at, schema.migrations.c.name
+        )
+    )
+    return tuple(rows.scalars())
+
+
+def apply(
+    conn: Connection, migrations: Sequence[tuple[str, Migration]], now: datetime
+) -> tuple[str, ...]:
+    """Run the migrations `conn`'s database lacks, in order; return the names it ran."""
+    names = [name for name, _ in migrations]
+    doubled = sorted({name for name in names if names.count(name) > 1})
+    if doubled:
+        raise StoreError(
+            f"migration names must be unique, but {', '.join(doubled)} appear twice — "
+            "give each migration its own name"
+        )
+    _lock(conn)
+    schema.migrations.create(conn, checkfirst=True)
+    done = set(applied(conn))
+    unknown = sorted(done - set(names))
+    if unknown:
+        raise StoreError(
+            f"the database has migrations this Keel does not know ({', '.join(unknown)}) — "
+            "it was migrated by a newer Keel: upgrade Keel, or use another database"
+        )
+    ran: list[str] = []
+    for name, migration in migrations:
+        if name in done:
+            continue
+        migration(conn)
+        conn.execute(schema.migrations.insert().values(name=name, applied_at=now))
+        ran.append(name)
+    return tuple(ran)
+
+
+def _lock(conn: Connection) -> None:
+    if conn.dialect.name != "postgresql":
+        return
+    # Held to the end of the transaction; keyed by schema so separate schemas (one per
+    # test, or per brain) do not wait for each other.
+    conn.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '')), :lock)"),
+        {"lock": _LOCK},
+    )

@@ -1,0 +1,134 @@
+"""Message origins: what each message the bot sent carries, so a reply can link back.
+
+An origin is one row keyed by (bot, chat, message_id) — a unique index, so finding the
+messages a turn replies to stays one index probe per id however many rows there are — and
+its reach entries are rows of a child table, in order. Recording a message again replaces
+its origin and its whole reach.
+
+Pruning keeps HITL cards that still wait for an answer at any age: a reply to one is always
+routed to the card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from sqlalchemy import Connection, Row, delete, select, update
+
+from keel.brain.specs import ReachEntry
+from keel.link.values import Origin
+from keel.store import schema
+from keel.store.sql import key, unkey, upsert, utc
+
+_ORIGINS = schema.origins
+_REACH = schema.origin_reach
+# Ids per query: well under the bound-parameter limits of SQLite and PostgreSQL.
+_CHUNK = 500
+
+
+def record_origin(conn: Connection, origin: Origin) -> None:
+    """Store the origin of a sent message, replacing any earlier one of that message."""
+    values = {
+        "bot": origin.bot,
+        "chat": origin.chat,
+        "message_id": origin.message_id,
+        "thread": key(origin.thread, "the origin's thread"),
+        "feature": origin.feature,
+        "run": origin.run,
+        "sent_at": utc(origin.sent_at, f"the sent_at of message {origin.message_id!r}"),
+        "pending_card": origin.pending_card,
+    }
+    reach = [
+        {
+            "position": position,
+            "context": entry.context,
+            "entity": key(entry.entity, f"the entity of reach entry {entry.context!r}"),
+        }
+        for position, entry in enumerate(origin.reach)
+    ]
+    stmt = upsert(
+        conn.dialect.name,
+        _ORIGINS,
+        keys=("bot", "chat", "message_id"),
+        update=("thread", "feature", "run", "sent_at", "pending_card"),
+    ).returning(_ORIGINS.c.id)
+    origin_id = conn.execute(stmt, values).scalar_one()
+    conn.execute(delete(_REACH).where(_REACH.c.origin_id == origin_id))
+    if reach:
+        conn.execute(_REACH.insert(), [{"origin_id": origin_id, **row} for row in reach])
+
+
+def origins(
+    conn: Connection, bot: str, chat: str, message_ids: Iterable[str]
+) -> tuple[Origin, ...]:
+    """The recorded origins of these messages, in the order asked; unknown ids are left out."""
+    wanted = list(dict.fromkeys(message_ids))
+    found: dict[str, Origin] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        found.update(_lookup(conn, bot, chat, wanted[start : start + _CHUNK]))
+    return tuple(found[m] for m in wanted if m in found)
+
+
+def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[str, Origin]:
+    query = (
+        select(_ORIGINS, _REACH.c.context, _REACH.c.entity)
+        .select_from(_ORIGINS.outerjoin(_REACH, _REACH.c.origin_id == _ORIGINS.c.id))
+        .where(
+            _ORIGINS.c.bot == bot,
+            _ORIGINS.c.chat == chat,
+            _ORIGINS.c.message_id.in_(ids),
+        )
+        .order_by(_ORIGINS.c.id, _REACH.c.position)
+    )
+    rows: dict[str, list[Row[tuple[object, ...]]]] = {}
+    for row in conn.execute(query):
+        rows.setdefault(row.message_id, []).append(row)
+    return {message_id: _origin(group) for message_id, group in rows.items()}
+
+
+def _origin(group: Sequence[Row[tuple[object, ...]]]) -> Origin:
+    first = group[0]
+    reach = tuple(
+        ReachEntry(context=row.context, entity=unkey(row.entity))
+        for row in group
+        if row.context is not None
+    )
+    return Origin(
+        bot=first.bot,
+        chat=first.chat,
+        message_id=first.message_id,
+        sent_at=first.sent_at,
+        thread=unkey(first.thread),
+        feature=first.feature,
+        run=first.run,
+        reach=reach,
+        pending_card=bool(first.pending_card),
+    )
+
+
+def resolve_card(conn: Connection, bot: str, chat: str, message_id: str) -> bool:
+    """Mark a HITL card answered (no longer pending); False when no such message is known."""
+    result = conn.execute(
+        update(_ORIGINS)
+        .where(
+            _ORIGINS.c.bot == bot,
+            _ORIGINS.c.chat == chat,
+            _ORIGINS.c.message_id == message_id,
+        )
+        .values(pending_card=False)
+    )
+    return result.rowcount > 0
+
+
+def prune_origins(conn: Connection, older_than: datetime) -> int:
+    """Delete origins sent before `older_than`, except pending cards; return how many."""
+    old = select(_ORIGINS.c.id).where(
+        _ORIGINS.c.sent_at < utc(older_than, "older_than"),
+        _ORIGINS.c.pending_card.is_(False),
+    )
+    # The reach goes first and explicitly: SQLite enforces the cascade only on connections
+    # that switched foreign keys on, and the engine is the caller's.
+    conn.execute(delete(_REACH).where(_REACH.c.origin_id.in_(old.scalar_subquery())))
+    result = conn.execute(delete(_ORIGINS).where(_ORIGINS.c.id.in_(old.scalar_subquery())))
+    return int(result.rowcount)

@@ -1,0 +1,122 @@
+"""Keel's own tables, as the queries see them (every name starts with `keel_`).
+
+This is the shape the migrations build; a test migrates an empty database and compares it
+with these definitions, so the two cannot drift apart. Key columns are NOT NULL and hold ''
+for None (see `keel.store.sql`).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+)
+
+from keel.store.sql import BigId, UTCDateTime
+
+# Named constraints and indexes, so both dialects and every migration agree on the names.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+migrations = Table(
+    "keel_migrations",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
+
+turns = Table(
+    "keel_turns",
+    metadata,
+    Column("bot", String, primary_key=True),
+    Column("chat", String, primary_key=True),
+    Column("thread", String, primary_key=True),
+    Column("turn", BigInteger, nullable=False),
+)
+
+origins = Table(
+    "keel_origins",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("message_id", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("feature", String, nullable=True),
+    Column("run", String, nullable=True),
+    Column("sent_at", UTCDateTime, nullable=False),
+    Column("pending_card", Boolean, nullable=False),
+    Index(None, "bot", "chat", "message_id", unique=True),
+    Index(None, "sent_at"),
+)
+
+origin_reach = Table(
+    "keel_origin_reach",
+    metadata,
+    Column(
+        "origin_id",
+        BigId,
+        ForeignKey("keel_origins.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("context", String, nullable=False),
+    Column("entity", String, nullable=False),
+)
+
+bindings = Table(
+    "keel_bindings",
+    metadata,
+    Column("chat", String, primary_key=True),
+    Column("thread", String, primary_key=True),
+    Column("bot", String, primary_key=True),
+    Column("context", String, primary_key=True),
+    Column("entity", String, nullable=False),
+)
+
+kept = Table(
+    "keel_kept",
+    metadata,
+    Column("bot", String, primary_key=True),
+    Column("chat", String, primary_key=True),
+    Column("thread", String, primary_key=True),
+    Column("context", String, primary_key=True),
+    Column("entity", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("feature", String, nullable=False),
+    Column("until_turn", BigInteger, nullable=False),
+)
+
+ledger = Table(
+    "keel_ledger",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("turn", BigInteger, nullable=False),
+    Column("role", String, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("context", String, nullable=False),
+    Column("feature", String, nullable=False),
+    Column("entity", String, nullable=False),
+    Column("link", String, nullable=False),
+    Column("chars", BigInteger, nullable=False),
+    Column("knob", String, nullable=True),
+    Index(None, "at"),
+    Index(None, "role", "at"),
+    Index(None, "bot", "chat", "at"),
+)

@@ -1,0 +1,129 @@
+"""`Store`: Keel's own tables in the brain's one database, on SQLite or PostgreSQL.
+
+The caller owns the engine (the same one the state views are read through); the store only
+borrows connections from it. Every write of a turn goes through one `transaction()`, which
+commits when its block ends and rolls back — leaving nothing — when anything escapes it.
+
+On SQLite a transaction takes the database's write lock when it begins (BEGIN IMMEDIATE):
+a turn reads, then writes, and two deferred transactions that both read cannot both be
+upgraded — one would fail at once instead of waiting. Taking the lock up front makes
+writers queue on the driver's busy timeout. PostgreSQL needs no such care: its upserts
+serialise on the rows they touch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from keel.errors import StoreError
+from keel.store import migrations as _migrations
+from keel.store.sql import DIALECTS, failing_as, reason
+from keel.store.tx import Tx
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Store:
+    """Keel's tables (`keel_*`) behind a SQLAlchemy engine; see `transaction()`."""
+
+    __slots__ = ("_clock", "_engine", "_migrations", "_where")
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], datetime] = _now,
+        migrations: Sequence[tuple[str, _migrations.Migration]] = _migrations.MIGRATIONS,
+    ) -> None:
+        """Borrow connections from `engine`.
+
+        `clock` stamps the migrations applied; `migrations` is the list `migrate()` applies
+        — Keel's own, unless a test or a tool passes another.
+        """
+        if engine.dialect.name not in DIALECTS:
+            raise StoreError(
+                f"Keel's store cannot use a {engine.dialect.name} database — "
+                "give a sqlite:// or postgresql:// URL"
+            )
+        self._engine = engine
+        self._clock = clock
+        self._migrations = tuple(migrations)
+        self._where = engine.url.render_as_string(hide_password=True)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def migrate(self) -> tuple[str, ...]:
+        """Apply the migrations the database lacks, in one transaction; return their names.
+
+        Idempotent, and safe when several processes migrate one database at once.
+        """
+        with (
+            self._begin(f"migrate Keel's tables in {self._where}") as conn,
+            failing_as(f"migrate Keel's tables in {self._where} (nothing was applied)"),
+        ):
+            return _migrations.apply(conn, self._migrations, self._clock())
+
+    def applied(self) -> tuple[str, ...]:
+        """The names of the migrations the database has recorded."""
+        what = f"read Keel's migrations in {self._where}"
+        with self._begin(what) as conn, failing_as(what):
+            return _migrations.applied(conn)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        """A `Tx` on one connection: committed if the block ends, rolled back if it raises."""
+        with self._begin(f"open a transaction on {self._where}") as conn:
+            tx = Tx(conn)
+            try:
+                yield tx
+            finally:
+                tx.close()
+
+    @contextmanager
+    def _begin(self, what: str) -> Iterator[Connection]:
+        try:
+            conn = self._engine.connect()
+        except SQLAlchemyError as exc:
+            raise StoreError(
+                f"cannot {what}: {reason(exc)} — check that the database server is running "
+                "and the URL is right (a SQLite file's directory must exist and be writable)"
+            ) from exc
+        with conn:
+            with failing_as(what):
+                trans = conn.begin()
+                if conn.dialect.name == "sqlite":
+                    _take_write_lock(conn)
+            try:
+                yield conn
+            except BaseException:
+                _rollback(conn)
+                raise
+            with failing_as(f"commit the transaction on {self._where} (nothing was written)"):
+                trans.commit()
+
+
+def _take_write_lock(conn: Connection) -> None:
+    driver = conn.connection.driver_connection
+    if getattr(driver, "in_transaction", False):
+        # The engine already began a deferred transaction (SQLAlchemy's recipe for real
+        # SQLite transactions): nothing has run in it yet, so end it and begin again.
+        conn.exec_driver_sql("COMMIT")
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _rollback(conn: Connection) -> None:
+    try:
+        conn.rollback()
+    except SQLAlchemyError:
+        # The error already on its way out says more; a connection that cannot roll back
+        # is invalidated and discarded when it closes.
+        conn.invalidate()

@@ -1,0 +1,145 @@
+"""`Tx`: everything Keel reads and writes for one turn, inside one transaction.
+
+A `Tx` is handed out by `Store.transaction()` and is bound to its connection: what it
+writes is committed together when the block ends, or not at all. It is not thread-safe,
+and it refuses to be used once its block has ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+
+from sqlalchemy import Connection
+
+from keel.errors import StoreError
+from keel.link.values import Binding, Conversation, KeptLink, Origin
+from keel.store import bindings as _bindings
+from keel.store import keep as _keep
+from keel.store import ledger as _ledger
+from keel.store import origins as _origins
+from keel.store import turns as _turns
+from keel.store.ledger import LedgerEntry
+from keel.store.sql import failing_as
+
+
+class Tx:
+    """One transaction on Keel's tables: turns, origins, bindings, kept links, the ledger."""
+
+    __slots__ = ("_conn", "_open")
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._open = True
+
+    @property
+    def connection(self) -> Connection:
+        """The transaction's connection, to read state views in the same transaction."""
+        if not self._open:
+            raise StoreError("this transaction has ended — read inside its `with` block")
+        return self._conn
+
+    def close(self) -> None:
+        """End this handle's use; the store commits or rolls back the transaction."""
+        self._open = False
+
+    @contextmanager
+    def _doing(self, what: str) -> Iterator[Connection]:
+        if not self._open:
+            raise StoreError(
+                f"cannot {what}: this transaction has ended — do the work inside "
+                "`with store.transaction() as tx:`"
+            )
+        with failing_as(what):
+            yield self._conn
+
+    # Turns
+
+    def next_turn(self, conversation: Conversation) -> int:
+        """Count a new turn of the conversation and return its number (1 for the first)."""
+        with self._doing(f"count a turn in {conversation.chat}") as conn:
+            return _turns.next_turn(conn, conversation)
+
+    def current_turn(self, conversation: Conversation) -> int:
+        """The conversation's latest turn number; 0 before its first."""
+        with self._doing(f"read the turn number in {conversation.chat}") as conn:
+            return _turns.current_turn(conn, conversation)
+
+    # Origins
+
+    def record_origin(self, origin: Origin) -> None:
+        """Record what a sent message carries, replacing an earlier record of it."""
+        what = f"record the origin of message {origin.message_id!r} in {origin.chat}"
+        with self._doing(what) as conn:
+            _origins.record_origin(conn, origin)
+
+    def origins(self, bot: str, chat: str, message_ids: Iterable[str]) -> tuple[Origin, ...]:
+        """The recorded origins of these messages, in the order asked; unknown ones left out."""
+        with self._doing(f"read message origins in {chat}") as conn:
+            return _origins.origins(conn, bot, chat, message_ids)
+
+    def resolve_card(self, bot: str, chat: str, message_id: str) -> bool:
+        """Mark a HITL card answered; False when the message is not recorded."""
+        with self._doing(f"resolve the card {message_id!r} in {chat}") as conn:
+            return _origins.resolve_card(conn, bot, chat, message_id)
+
+    def prune_origins(self, older_than: datetime) -> int:
+        """Delete origins sent before `older_than`, except pending cards; return how many."""
+        with self._doing("prune old message origins") as conn:
+            return _origins.prune_origins(conn, older_than)
+
+    # Bindings
+
+    def bind(self, binding: Binding) -> None:
+        """Store a `context_bind` binding; the same context in the same place is replaced."""
+        with self._doing(f"bind {binding.context!r} in {binding.chat}") as conn:
+            _bindings.bind(conn, binding)
+
+    def unbind(
+        self, context: str, chat: str, thread: str | None = None, bot: str | None = None
+    ) -> bool:
+        """Remove a stored binding; False when nothing was bound in that place."""
+        with self._doing(f"unbind {context!r} in {chat}") as conn:
+            return _bindings.unbind(conn, context, chat, thread, bot)
+
+    def bindings(self, chat: str) -> tuple[Binding, ...]:
+        """Every stored binding of the chat, any thread and any bot."""
+        with self._doing(f"read the bindings of {chat}") as conn:
+            return _bindings.bindings(conn, chat)
+
+    # Keep
+
+    def kept(self, conversation: Conversation) -> tuple[KeptLink, ...]:
+        """The links kept for this conversation."""
+        with self._doing(f"read the kept links in {conversation.chat}") as conn:
+            return _keep.kept(conn, conversation)
+
+    def keep(self, conversation: Conversation, links: Sequence[KeptLink]) -> None:
+        """Keep links; a (context, entity) already kept takes the new turn, kind and feature."""
+        with self._doing(f"keep links in {conversation.chat}") as conn:
+            _keep.keep(conn, conversation, links)
+
+    def expire(self, conversation: Conversation, before_turn: int) -> int:
+        """Drop kept links whose last turn is before `before_turn`; return how many."""
+        with self._doing(f"expire kept links in {conversation.chat}") as conn:
+            return _keep.expire(conn, conversation, before_turn)
+
+    # Ledger
+
+    def record_ledger(self, entries: Iterable[LedgerEntry]) -> None:
+        """Append what a turn carried to the spend ledger."""
+        with self._doing("record the spend ledger") as conn:
+            _ledger.record_ledger(conn, entries)
+
+    def ledger(
+        self,
+        *,
+        role: str | None = None,
+        bot: str | None = None,
+        chat: str | None = None,
+        since: datetime | None = None,
+    ) -> tuple[LedgerEntry, ...]:
+        """Ledger entries matching every filter given (`since` inclusive), oldest first."""
+        with self._doing("read the spend ledger") as conn:
+            return _ledger.ledger(conn, role=role, bot=bot, chat=chat, since=since)

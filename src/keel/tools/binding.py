@@ -1,0 +1,70 @@
+"""`context_bind` / `context_unbind`: binding a chat (or a thread) to an entity at run time.
+
+The checks are pure; the caller stores what they allow. Every refusal says why and what
+to do instead, because the agent reads it.
+"""
+
+from __future__ import annotations
+
+from keel.brain.problems import did_you_mean
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextSpec, RoleSpec
+from keel.errors import Refused
+from keel.link.values import Binding
+
+BIND_CAPABILITY = "context:bind"
+
+
+def _context(brain: Brain, role: RoleSpec, ident: str, tool: str) -> ContextSpec:
+    if not role.can(BIND_CAPABILITY):
+        raise Refused(
+            f"role '{role.id}' cannot call {tool} — add {BIND_CAPABILITY} to its capabilities:"
+        )
+    context = brain.contexts.get(ident)
+    if context is None:
+        raise Refused(f"no context '{ident}' in this brain{did_you_mean(ident, brain.contexts)}")
+    return context
+
+
+def check_bind(
+    brain: Brain,
+    role: RoleSpec,
+    *,
+    context: str,
+    entity: str | None,
+    chat: str,
+    thread: str | None = None,
+    bot: str | None = None,
+) -> Binding:
+    """The binding to store, or `Refused` with the reason."""
+    spec = _context(brain, role, context, "context_bind")
+    if spec.keyed and entity is None:
+        raise Refused(
+            f"'{context}' is keyed by {spec.entity}: name the entity to bind (entity: '<key>')"
+        )
+    if not spec.keyed and entity is not None:
+        raise Refused(f"'{context}' names no entity, so it takes no key ('{entity}' given)")
+    for rule in brain.access.group_rules(chat):
+        if context in rule.contexts and rule.contexts[context] != entity:
+            bound = rule.contexts[context]
+            raise Refused(
+                f"access.yaml binds '{context}' in chat {chat} to "
+                f"{repr(bound) if bound is not None else 'no entity'} (bot {rule.bot}'s rule); "
+                "a tool binding may not contradict it — edit the rule instead"
+            )
+    if not role.admits(context):
+        raise Refused(
+            f"role '{role.id}' does not list '{context}' in its contexts:, so it cannot bind it"
+        )
+    return Binding(context=context, entity=entity, chat=chat, thread=thread, bot=bot)
+
+
+def check_unbind(brain: Brain, role: RoleSpec, *, context: str, chat: str) -> None:
+    """Raise `Refused` when a binding must not be removed by the tool."""
+    _context(brain, role, context, "context_unbind")
+    for rule in brain.access.group_rules(chat):
+        if context in rule.contexts:
+            raise Refused(
+                f"'{context}' is bound in chat {chat} by access.yaml (bot {rule.bot}'s rule) — "
+                "edit that rule instead; the tool removes only bindings made by context_bind"
+            )

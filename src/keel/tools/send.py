@@ -1,0 +1,86 @@
+"""Sending a message from a run: the origin it carries, so that a reply brings it back.
+
+A message a run sends records the run's feature and its reach, each entry with its key.
+`about: {entity}` keys the reach's keyed reply context; `about: {context}` says the message
+is about that context with no key. A run that would send unkeyed what can only come back
+keyed is refused, naming each context and what its key is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ReachEntry
+from keel.errors import Refused
+from keel.link.reach import find_run, run_reach
+from keel.link.values import Conversation, Origin, RunRef
+
+
+def _described(brain: Brain, entries: list[ReachEntry]) -> str:
+    return ", ".join(
+        f'"{e.context}" (keyed by {brain.contexts[e.context].entity})' for e in entries
+    )
+
+
+def origin_of(
+    brain: Brain,
+    *,
+    conversation: Conversation,
+    message_id: str,
+    sent_at: datetime,
+    run: RunRef | None = None,
+    entity: str | None = None,
+    reach: tuple[ReachEntry, ...] | None = None,
+    about_entity: str | None = None,
+    about_context: str | None = None,
+    pending_card: bool = False,
+) -> Origin:
+    """The origin a sent message records; raises `Refused` when the send must not go out."""
+    if about_entity is not None and about_context is not None:
+        raise Refused("name either about: {entity} or about: {context}, not both")
+    base = Origin(
+        bot=conversation.bot,
+        chat=conversation.chat,
+        thread=conversation.thread,
+        message_id=message_id,
+        sent_at=sent_at,
+        pending_card=pending_card,
+    )
+    if run is None:
+        if about_entity is not None or about_context is not None:
+            raise Refused("about: applies to a message a run sends — add the run (--run KIND:ID)")
+        return base
+    spec = find_run(brain, run)
+    entries = run_reach(brain, spec, override=reach, key=entity)
+    replies = [
+        e
+        for e in entries
+        if e.context in brain.contexts and "reply" in brain.contexts[e.context].when
+    ]
+    unkeyed = [e for e in replies if e.entity is None and brain.contexts[e.context].keyed]
+    if about_context is not None:
+        chosen = [e for e in entries if e.context == about_context]
+        if not chosen:
+            names = ", ".join(e.context for e in entries) or "nothing"
+            raise Refused(
+                f"about: {{context: '{about_context}'}} is not in the reach of {run.key} "
+                f"(it reaches {names})"
+            )
+        entries = (ReachEntry(context=about_context),)
+    elif about_entity is not None:
+        if len(unkeyed) != 1:
+            found = _described(brain, unkeyed) or "none"
+            raise Refused(
+                f"about: {{entity: '{about_entity}'}} needs exactly one keyed reply context "
+                f"without a key in the reach of {run.key}; found {found}"
+            )
+        entries = tuple(replace(e, entity=about_entity) if e is unkeyed[0] else e for e in entries)
+    elif replies and len(unkeyed) == len(replies):
+        raise Refused(
+            f"send refused: a reply to this message could only come back keyed, and the run "
+            f"carries no key for {_described(brain, unkeyed)} — send it with about: "
+            "{entity: '<key>'}, or opt out with about: {context: '<id>'}"
+        )
+    return replace(base, feature=spec.feature, run=run.key, reach=tuple(entries))

@@ -1,0 +1,48 @@
+"""Fitting a turn: strongest first within maxActive and turnChars; stubs name the knob."""
+
+from __future__ import annotations
+
+from keel.budget.fit import fit_turn
+from keel.budget.knobs import TurnKnobs
+from keel.budget.render import Block
+from keel.link import Link
+
+
+def link(context: str, kind: str = "run", entity: str | None = None) -> Link:
+    return Link(context=context, entity=entity, kind=kind, feature="f")  # type: ignore[arg-type]
+
+
+def knobs(max_active: int = 3, turn_chars: int = 12000) -> TurnKnobs:
+    return TurnKnobs(max_active=max_active, turn_chars=turn_chars, rows=20, code_timeout_ms=2000)
+
+
+def test_past_max_active_the_weakest_are_stubbed() -> None:
+    links = [link("a"), link("b", "chat"), link("c", "ask")]
+    blocks = {k.pair: Block(text="x" * 10) for k in links}
+    fitted = fit_turn(links, blocks, knobs(max_active=2), can_open=True, chars_of={})
+    assert [a.link.context for a in fitted.attached] == ["a", "b"]
+    assert [(s.link.context, s.knob) for s in fitted.stubs] == [("c", "contexts.maxActive")]
+    assert 'context_open("c") to read it' in fitted.stubs[0].text
+
+
+def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
+    links = [link("a"), link("big", "chat"), link("small", "ask", "k1")]
+    blocks = {
+        links[0].pair: Block(text="x" * 60),
+        links[1].pair: Block(text="x" * 60),
+        links[2].pair: Block(text="x" * 30),
+    }
+    fitted = fit_turn(links, blocks, knobs(turn_chars=100), can_open=False, chars_of={})
+    assert [a.link.context for a in fitted.attached] == ["a", "small"]
+    assert fitted.stubs[0].knob == "contexts.turnChars"
+    assert "raise contexts.turnChars to attach it" in fitted.stubs[0].text
+    assert fitted.chars == 90
+
+
+def test_a_context_too_big_for_its_own_chars_names_chars() -> None:
+    links = [link("a", entity="T-1")]
+    fitted = fit_turn(links, {links[0].pair: None}, knobs(), can_open=True, chars_of={"a": 500})
+    assert fitted.attached == ()
+    assert fitted.stubs[0].knob == "chars"
+    assert "do not fit its chars (500)" in fitted.stubs[0].text
+    assert 'entity="T-1"' in fitted.stubs[0].text

@@ -1,0 +1,84 @@
+"""`keel doctor` and `keel init` from the command line: output, JSON and exit status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from keel.cli import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+runner = CliRunner()
+
+
+def copy_example(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(EXAMPLES / name, target, ignore=shutil.ignore_patterns(".keel"))
+    return target
+
+
+def test_the_reference_brain_passes_doctor_with_no_fail_and_no_warn(tmp_path: Path) -> None:
+    brain = copy_example("brain", tmp_path)
+    result = runner.invoke(app, ["doctor", str(brain), "--json"])
+    assert result.exit_code == 0, result.output
+    checks = json.loads(result.output)["checks"]
+    assert [c for c in checks if c["level"] in ("fail", "warn")] == []
+    assert (brain / ".keel" / "keel.db").is_file(), "the embedded database was created"
+
+
+def test_the_broken_brain_fails_doctor_with_exit_1(tmp_path: Path) -> None:
+    brain = copy_example("broken", tmp_path)
+    result = runner.invoke(app, ["doctor", str(brain)])
+    assert result.exit_code == 1
+    assert "fail" in result.output
+    assert "features/desk/" in result.output
+
+
+def test_doctor_json_has_the_documented_shape(tmp_path: Path) -> None:
+    brain = copy_example("broken", tmp_path)
+    result = runner.invoke(app, ["doctor", str(brain), "--json"])
+    checks = json.loads(result.output)["checks"]
+    assert checks
+    for check in checks:
+        assert {"group", "level", "subject", "file", "line", "message"} <= set(check)
+        assert check["level"] in ("fail", "warn", "note")
+        assert check["group"] in (
+            "Brain entities", "Feature context code", "Chat access", "Feature contexts",
+        )
+
+
+def test_doctor_with_an_unreachable_database_says_it_did_not_look(tmp_path: Path) -> None:
+    brain = copy_example("brain", tmp_path)
+    url = "postgresql://nobody@127.0.0.1:1/none"
+    result = runner.invoke(app, ["doctor", str(brain), "--db", url, "--json"])
+    assert result.exit_code == 0, result.output
+    unchecked = [c for c in json.loads(result.output)["checks"] if c["check"] == "view.unchecked"]
+    assert len(unchecked) == 1
+    assert "cannot reach the database" in unchecked[0]["message"]
+
+
+@pytest.mark.parametrize("args", [["doctor", "no/such/brain"], ["doctor"], ["frobnicate"]])
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    assert runner.invoke(app, args).exit_code == 2
+
+
+def test_init_scaffolds_a_brain_that_doctor_passes(tmp_path: Path) -> None:
+    brain = tmp_path / "my-brain"
+    created = runner.invoke(app, ["init", str(brain)])
+    assert created.exit_code == 0, created.output
+    assert (brain / "features/hello/greeting.context.md").is_file()
+    result = runner.invoke(app, ["doctor", str(brain), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [c for c in json.loads(result.output)["checks"] if c["level"] != "note"] == []
+
+
+def test_init_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("keep me")
+    result = runner.invoke(app, ["init", str(tmp_path / "full")])
+    assert result.exit_code == 2
+    assert (tmp_path / "full" / "x").read_text() == "keep me"

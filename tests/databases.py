@@ -1,0 +1,70 @@
+"""Database fixtures for the whole suite: a SQLite file, a PostgreSQL schema, or both.
+
+`engine` runs a test once on each (ids "sqlite" and "postgres"). PostgreSQL is the real
+server named by KEEL_TEST_POSTGRES (default: postgres@127.0.0.1:5432/test); every test gets
+a schema of its own, with a random name, dropped with everything in it afterwards — so tests
+can run in parallel processes against one server. A server that cannot be reached fails
+the tests that need it: nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import URL, make_url
+
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def postgres_url() -> URL:
+    """The test server's URL, with psycopg 3 as the driver whatever the URL names."""
+    url = make_url(os.environ.get("KEEL_TEST_POSTGRES") or DEFAULT_POSTGRES)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    """A SQLite database in a fresh file."""
+    engine = create_engine(f"sqlite:///{(tmp_path / 'keel.db').as_posix()}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def postgres_engine() -> Iterator[Engine]:
+    """The PostgreSQL test server, inside a fresh schema that is dropped afterwards."""
+    url = postgres_url()
+    schema = f"keel_test_{secrets.token_hex(8)}"
+    admin = create_engine(url)
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
+        engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+            with admin.begin() as conn:
+                conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def engine(request: pytest.FixtureRequest) -> Engine:
+    """Each database in turn: the test runs once on SQLite and once on PostgreSQL."""
+    name: str = request.param
+    fixture: Engine = request.getfixturevalue(f"{name}_engine")
+    return fixture

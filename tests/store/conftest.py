@@ -1,0 +1,19 @@
+"""The store's tests run on SQLite and on PostgreSQL, against migrated, empty databases."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine
+
+from keel.store import Store
+from tests.databases import engine, postgres_engine, sqlite_engine
+
+__all__ = ["engine", "postgres_engine", "sqlite_engine", "store"]
+
+
+@pytest.fixture
+def store(engine: Engine) -> Store:
+    """A store on each database, migrated."""
+    made = Store(engine)
+    made.migrate()
+    return made
