@@ -7,6 +7,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.databases import (
+    database_url,
+    engine,
+    postgres_engine,
+    postgres_url_in_schema,
+    sqlite_engine,
+    sqlite_url,
+)
+
+__all__ = [
+    "database_url",
+    "engine",
+    "postgres_engine",
+    "postgres_url_in_schema",
+    "sqlite_engine",
+    "sqlite_url",
+    "write_brain",
+]
+
 WriteBrain = Callable[[dict[str, str | bytes]], Path]
 
 

@@ -68,3 +68,46 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     name: str = request.param
     fixture: Engine = request.getfixturevalue(f"{name}_engine")
     return fixture
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """The URL of a SQLite file that does not exist yet (Keel creates it)."""
+    return f"sqlite:///{(tmp_path / 'state.db').as_posix()}"
+
+
+@pytest.fixture
+def postgres_url_in_schema() -> Iterator[str]:
+    """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""
+    url = postgres_url()
+    schema = f"keel_test_{secrets.token_hex(8)}"
+    admin = create_engine(url)
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
+        try:
+            scoped = url.update_query_dict({"options": f"-csearch_path={schema}"})
+            yield scoped.render_as_string(hide_password=False)
+        finally:
+            with admin.begin() as conn:
+                conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def database_url(request: pytest.FixtureRequest) -> str:
+    """Each database in turn, as a URL: a new SQLite file, or a fresh PostgreSQL schema.
+
+    Neither holds the brain's state yet: apply it with `keel state apply --db URL`
+    (a new SQLite file gets it by itself on first connect).
+    """
+    fixture: str = request.getfixturevalue(
+        "sqlite_url" if request.param == "sqlite" else "postgres_url_in_schema"
+    )
+    return fixture

@@ -6,9 +6,7 @@ import pytest
 from sqlalchemy import Engine
 
 from keel.store import Store
-from tests.databases import engine, postgres_engine, sqlite_engine
-
-__all__ = ["engine", "postgres_engine", "sqlite_engine", "store"]
+__all__ = ["store"]
 
 
 @pytest.fixture

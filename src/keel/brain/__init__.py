@@ -3,6 +3,7 @@
 from keel.brain.constitution import Access, ChatRule, Manifest
 from keel.brain.loader import load_brain
 from keel.brain.snapshot import Brain
+from keel.brain.source import BrainSource
 from keel.brain.specs import (
     ContextSpec,
     EntitySpec,
@@ -17,6 +18,7 @@ from keel.brain.specs import (
 __all__ = [
     "Access",
     "Brain",
+    "BrainSource",
     "ChatRule",
     "ContextSpec",
     "EntitySpec",

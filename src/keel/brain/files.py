@@ -131,12 +131,14 @@ def _kind_of(name: str) -> tuple[Kind | None, str]:
     return None, ""
 
 
-def parse_file(root: Path, path: str, place: Place) -> Parsed:
-    """Read and parse one file; every problem comes back inside the result."""
-    try:
-        raw = (root / path).read_bytes()
-    except OSError as exc:
-        return Parsed(path, place, errors=(ContentError(path, f"cannot read: {exc.strerror}"),))
+def parse_file(root: Path, path: str, place: Place, raw: bytes | None = None) -> Parsed:
+    """Parse one file (reading it unless its bytes are given); problems come back inside."""
+    if raw is None:
+        try:
+            raw = (root / path).read_bytes()
+        except OSError as exc:
+            error = ContentError(path, f"cannot read: {exc.strerror}")
+            return Parsed(path, place, errors=(error,))
     try:
         return Parsed(path, place, spec=_parse(path, place, raw))
     except ContentError as exc:
