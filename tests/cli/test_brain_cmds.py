@@ -47,7 +47,10 @@ def test_doctor_json_has_the_documented_shape(tmp_path: Path) -> None:
         assert {"group", "level", "subject", "file", "line", "message"} <= set(check)
         assert check["level"] in ("fail", "warn", "note")
         assert check["group"] in (
-            "Brain entities", "Feature context code", "Chat access", "Feature contexts",
+            "Brain entities",
+            "Feature context code",
+            "Chat access",
+            "Feature contexts",
         )
 
 

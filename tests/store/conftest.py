@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import Engine
 
 from keel.store import Store
+
 __all__ = ["store"]
 
 
