@@ -1,0 +1,47 @@
+"""`context_open(name, entity?)`: the agent opens a context mid-turn and reads it at once.
+
+The answer is what the turn's tail would carry for it — the instructions and the views as
+of now, fitted into the context's `chars` (or the one-line stub that says why not). The
+context then rides the conversation's next `keep` turns, its views read afresh each time.
+The same gates as a turn's ask link apply: the role must be able to call the tool, and the
+context must be one the role admits, the turn's run reaches, or access.yaml binds here;
+the room's pin holds it to the bound entity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ReachEntry
+from keel.budget.fit import stub_line
+from keel.budget.knobs import context_chars, turn_knobs
+from keel.errors import Refused
+from keel.link.gather import link_turn
+from keel.link.values import Stored, TurnRequest
+from keel.runtime.prepare import render_link
+from keel.store import Tx
+
+
+def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) -> str:
+    """The opened context's block (or stub); raises `Refused` with the reason."""
+    conversation = request.conversation
+    turn = max(tx.current_turn(conversation), 1)
+    stored = Stored(turn=turn, bindings=tx.bindings(conversation.chat))
+    # Only the open is asked for; the run is kept because a context it reaches may be opened.
+    asked = replace(request, reply_to=(), attach=(), open=(entry,))
+    result = link_turn(brain, asked, stored)
+    refusal = next((r for r in result.refused if r.kind == "ask"), None)
+    if refusal is not None:
+        raise Refused(refusal.reason)
+    # A stronger link (the run reaching it, a chat binding) may carry the same pair.
+    link = next((k for k in result.links if k.context == entry.context), None)
+    if link is None:
+        raise Refused(f"'{entry.context}' could not be opened here")
+    role = brain.roles[result.role]
+    tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
+    block = render_link(brain, role, link, tx.connection, turn_knobs(role, brain.manifest).rows)
+    if block is None:
+        chars = context_chars(brain.contexts[link.context], role, brain.manifest)
+        return stub_line(link, "chars", can_open=True, chars=chars)
+    return block.text

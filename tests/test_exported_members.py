@@ -1,0 +1,24 @@
+"""The public API: every name in `keel.__all__` exists, and every public name is listed."""
+
+from __future__ import annotations
+
+import keel
+
+
+def test_all_names_exist_and_are_sorted() -> None:
+    assert sorted(keel.__all__, key=lambda n: (n[0].islower(), n)) == keel.__all__
+    for name in keel.__all__:
+        assert getattr(keel, name) is not None
+
+
+def test_every_public_member_is_exported() -> None:
+    public = {
+        name
+        for name, value in vars(keel).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith("keel")
+    }
+    assert public == set(keel.__all__)
+
+
+def test_the_api_stays_small() -> None:
+    assert len(keel.__all__) <= 30

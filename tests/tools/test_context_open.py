@@ -1,0 +1,77 @@
+"""`context_open` answers at once, within the context's chars, and then keeps it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from keel.brain import Brain, ReachEntry, load_brain
+from keel.errors import Refused
+from keel.link import Conversation, TurnRequest
+from keel.state import apply_sql, connect
+from keel.store import Store
+from keel.tools.context_open import open_context
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "brain"
+ACME = Conversation(bot="nova", chat="tg:chat:-1002000000101")
+NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def brain(tmp_path: Path) -> Brain:
+    root = tmp_path / "brain"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".keel"))
+    return load_brain(root)
+
+
+@pytest.fixture
+def store(brain: Brain, database_url: str) -> Iterator[Store]:
+    engine: Engine = connect(database_url, brain)
+    if engine.dialect.name != "sqlite":
+        apply_sql(engine, brain.state_sql)
+    made = Store(engine)
+    made.migrate()
+    yield made
+    engine.dispose()
+
+
+def opened(brain: Brain, store: Store, request: TurnRequest, entry: ReachEntry) -> str:
+    with store.transaction() as tx:
+        return open_context(brain, tx, request, entry)
+
+
+def test_open_in_a_pinned_room_answers_with_the_bound_clients_rows(
+    brain: Brain, store: Store
+) -> None:
+    request = TurnRequest(conversation=ACME, now=NOW)
+    text = opened(brain, store, request, ReachEntry(context="client"))
+    assert 'context="client" entity="acme"' in text
+    assert "Acme Corporation" in text
+    assert "Globex" not in text
+    with pytest.raises(Refused, match="bound to client 'acme'"):
+        opened(brain, store, request, ReachEntry(context="client", entity="globex"))
+
+
+def test_an_open_rides_the_next_keep_turns(brain: Brain, store: Store) -> None:
+    desk = Conversation(bot="desk", chat="tg:user:9")
+    request = TurnRequest(conversation=desk, now=NOW, role="support")
+    with store.transaction() as tx:
+        tx.next_turn(desk)
+        text = open_context(brain, tx, request, ReachEntry(context="policy"))
+        kept = tx.kept(desk)
+    assert text.startswith('<feature-context feature="returns" context="policy"')
+    assert [(k.context, k.kind, k.until_turn) for k in kept] == [("policy", "ask", 4)]
+
+
+def test_an_open_the_role_cannot_make_is_refused_with_why(brain: Brain, store: Store) -> None:
+    request = TurnRequest(conversation=ACME, now=NOW, role="support")
+    with pytest.raises(Refused, match="is not open to role 'support'"):
+        opened(brain, store, request, ReachEntry(context="cashflow"))
+    family = TurnRequest(conversation=ACME, now=NOW, role="family")
+    with pytest.raises(Refused, match="cannot call context_open"):
+        opened(brain, store, family, ReachEntry(context="shopping"))
