@@ -39,7 +39,14 @@ class Refused(KeelError):
 
 
 class FitOverflow(KeelError):
-    """The assembled model input does not fit the declared window or input allocation."""
+    """The assembled model input does not fit the declared window or input allocation.
+
+    `details` holds the verdict (estimate, window, reserve, allocation) for machines.
+    """
+
+    def __init__(self, message: str, *, details: dict[str, object] | None = None) -> None:
+        self.details = details or {}
+        super().__init__(message)
 
 
 class StoreError(KeelError):

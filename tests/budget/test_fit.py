@@ -19,7 +19,9 @@ def knobs(max_active: int = 3, turn_chars: int = 12000) -> TurnKnobs:
 def test_past_max_active_the_weakest_are_stubbed() -> None:
     links = [link("a"), link("b", "chat"), link("c", "ask")]
     blocks = {k.pair: Block(text="x" * 10) for k in links}
-    fitted = fit_turn(links, blocks, knobs(max_active=2), can_open=True, chars_of={})
+    fitted = fit_turn(
+        links, lambda k: blocks.get(k.pair), knobs(max_active=2), can_open=True, chars_of={}
+    )
     assert [a.link.context for a in fitted.attached] == ["a", "b"]
     assert [(s.link.context, s.knob) for s in fitted.stubs] == [("c", "contexts.maxActive")]
     assert 'context_open("c") to read it' in fitted.stubs[0].text
@@ -32,7 +34,9 @@ def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
         links[1].pair: Block(text="x" * 60),
         links[2].pair: Block(text="x" * 30),
     }
-    fitted = fit_turn(links, blocks, knobs(turn_chars=100), can_open=False, chars_of={})
+    fitted = fit_turn(
+        links, lambda k: blocks.get(k.pair), knobs(turn_chars=100), can_open=False, chars_of={}
+    )
     assert [a.link.context for a in fitted.attached] == ["a", "small"]
     assert fitted.stubs[0].knob == "contexts.turnChars"
     assert "raise contexts.turnChars to attach it" in fitted.stubs[0].text
@@ -41,8 +45,21 @@ def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
 
 def test_a_context_too_big_for_its_own_chars_names_chars() -> None:
     links = [link("a", entity="T-1")]
-    fitted = fit_turn(links, {links[0].pair: None}, knobs(), can_open=True, chars_of={"a": 500})
+    fitted = fit_turn(links, lambda k: None, knobs(), can_open=True, chars_of={"a": 500})
     assert fitted.attached == ()
     assert fitted.stubs[0].knob == "chars"
     assert "do not fit its chars (500)" in fitted.stubs[0].text
     assert 'entity="T-1"' in fitted.stubs[0].text
+
+
+def test_no_views_are_read_for_links_past_max_active() -> None:
+    links = [link(c) for c in "abcdef"]
+    rendered: list[str] = []
+
+    def render(k: Link) -> Block:
+        rendered.append(k.context)
+        return Block(text="x")
+
+    fitted = fit_turn(links, render, knobs(max_active=2), can_open=True, chars_of={})
+    assert rendered == ["a", "b"]
+    assert [s.knob for s in fitted.stubs] == ["contexts.maxActive"] * 4

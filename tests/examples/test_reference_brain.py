@@ -358,7 +358,7 @@ def test_ticket_code_matches_a_ticket_id(brain: Brain, text: str, expected: Any)
 
 def test_outreach_prospect_and_offer(brain: Brain) -> None:
     prospect = brain.contexts["prospect"]
-    assert prospect.when == {"chat", "run"}
+    assert prospect.when == {"chat", "run", "reply"}
     assert prospect.entity == "prospect id"
     assert prospect.data == (ViewRef(view="outreach_prospect", by="prospect_id"),)
     assert brain.contexts["offer"].feature == "outreach"

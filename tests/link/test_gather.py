@@ -251,3 +251,9 @@ def test_a_missing_role_and_no_rule_is_a_usage_error(brain: Brain) -> None:
         turn(brain, conversation=Conversation(bot="nobody", chat="x"))
     with pytest.raises(UsageError, match="did you mean 'coach'"):
         turn(brain, role="coahc")
+
+
+def test_a_run_with_no_role_named_runs_as_its_entitys_agent(brain: Brain) -> None:
+    result = turn(brain, run=RunRef(kind="heartbeat", id="evening-film"))
+    assert result.role == "coach"
+    assert pairs(result) == [("pick", None, "run")]

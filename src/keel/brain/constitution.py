@@ -57,16 +57,31 @@ class Access:
 
     path: str | None = None
     rules: tuple[ChatRule, ...] = ()
+    # Indexes over `rules`, so a turn's look-ups do not walk every rule of every bot.
+    _by_scope: Mapping[str, tuple[ChatRule, ...]] = field(default_factory=dict, repr=False)
+    _by_bot_scope: Mapping[tuple[str, str], ChatRule] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, path: str | None, rules: tuple[ChatRule, ...]) -> Access:
+        by_scope: dict[str, list[ChatRule]] = {}
+        for rule in rules:
+            by_scope.setdefault(rule.scope, []).append(rule)
+        return cls(
+            path=path,
+            rules=rules,
+            _by_scope=MappingProxyType({k: tuple(v) for k, v in by_scope.items()}),
+            _by_bot_scope=MappingProxyType({(r.bot, r.scope): r for r in rules}),
+        )
 
     def group_rules(self, chat: str) -> tuple[ChatRule, ...]:
         """Every bot's group rule for this chat (a binding there pins the chat for all bots)."""
-        return tuple(r for r in self.rules if r.scope == chat)
+        if chat in ("default", "dm"):
+            return ()
+        return self._by_scope.get(chat, ())
 
     def rule_for(self, bot: str, chat: str, *, dm: bool = False) -> ChatRule | None:
         """The rule that applies to `bot` in `chat`: the group's, else DM, else the default."""
-        mine = [r for r in self.rules if r.bot == bot]
         for scope in (chat, "dm" if dm else None, "default"):
-            for rule in mine:
-                if scope is not None and rule.scope == scope:
-                    return rule
+            if scope is not None and (bot, scope) in self._by_bot_scope:
+                return self._by_bot_scope[(bot, scope)]
         return None

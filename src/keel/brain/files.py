@@ -351,7 +351,7 @@ def _access(path: str, front: schema.AccessFile) -> Access:
                     contexts=MappingProxyType(dict(group.contexts)),
                 )
             )
-    return Access(path=path, rules=tuple(rules))
+    return Access.of(path, tuple(rules))
 
 
 def posix(path: str) -> str:

@@ -173,6 +173,7 @@ def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
         skips=tuple(sorted(skips, key=lambda s: (s.path, s.line or 0))),
         by_dir=MappingProxyType({k: tuple(sorted(v)) for k, v in by_dir.items()}),
         by_when=MappingProxyType({k: tuple(sorted(v)) for k, v in by_when.items()}),
+        claimed_views=frozenset(v.view for c in contexts.values() for v in c.data),
     )
 
 

@@ -47,6 +47,21 @@ class Brain:
     by_dir: Mapping[DirKey, tuple[str, ...]] = field(default_factory=dict)
     # Contexts by `when` word, so a turn looks at the few `always`/`ask` ones, not all.
     by_when: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Views some context carries: they travel with that context, not in a role's state.
+    claimed_views: frozenset[str] = frozenset()
+
+    def admitted(self, role: RoleSpec, word: str) -> tuple[str, ...]:
+        """Contexts whose `when` holds `word` that the role admits, sorted by id.
+
+        Walks the role's own list, or the brain's index for `'*'`, so the cost follows
+        what the role names, not the size of the brain.
+        """
+        listed = role.contexts or ()
+        if "*" in listed:
+            return self.by_when.get(word, ())
+        return tuple(
+            sorted(i for i in set(listed) if i in self.contexts and word in self.contexts[i].when)
+        )
 
     def entity(self, kind: str, ident: str) -> EntitySpec | None:
         """A heartbeat, hook or scenario by kind and id."""

@@ -8,7 +8,7 @@ Nothing is dropped silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,19 +64,24 @@ def stub_line(link: Link, knob: Knob, *, can_open: bool, chars: int | None) -> s
 
 def fit_turn(
     links: Sequence[Link],
-    blocks: Mapping[tuple[str, str | None], Block | None],
+    render: Callable[[Link], Block | None],
     knobs: TurnKnobs,
     *,
     can_open: bool,
     chars_of: Mapping[str, int],
 ) -> Fitted:
-    """Attach strongest first within `maxActive` and `turnChars`; stub the rest."""
+    """Attach strongest first within `maxActive` and `turnChars`; stub the rest.
+
+    `render` is called only for links that may still attach, so a turn past `maxActive`
+    reads no views for the contexts it stubs.
+    """
     attached: list[Attached] = []
     stubs: list[Stub] = []
     used = 0
     for link in links:
-        block = blocks.get(link.pair)
-        knob = _knob(block, len(attached), used, knobs)
+        full = len(attached) >= knobs.max_active
+        block = None if full else render(link)
+        knob = "contexts.maxActive" if full else _knob(block, len(attached), used, knobs)
         if block is None or knob is not None:
             knob = knob or "chars"
             text = stub_line(link, knob, can_open=can_open, chars=chars_of.get(link.context))

@@ -45,6 +45,11 @@ class Block:
     text: str
     cut_views: tuple[str, ...] = ()
     stubbed_views: tuple[str, ...] = ()
+    # The block in pieces, for sessions that re-send only what changed: the opening tag,
+    # ("instructions", text) then (view name, text) per view, the closing tag.
+    head: str = ""
+    parts: tuple[tuple[str, str], ...] = ()
+    tail: str = ""
 
     @property
     def chars(self) -> int:
@@ -120,23 +125,26 @@ def render_block(
     room = chars - len(head) - len(body) - len(tail) - sum(len(s) for s in stubs)
     if room < 0:
         return None
-    parts: list[str] = []
+    parts: list[tuple[str, str]] = [("instructions", body)]
     cut: list[str] = []
     stubbed: list[str] = []
     for rows, stub in zip(views, stubs, strict=True):
         shown = _view_text(rows, room + len(stub) - 1, chars)
         if shown is None:
-            parts.append(stub)
+            parts.append((rows.view, stub))
             if rows.problem is not None or rows.total:
                 stubbed.append(rows.view)
             continue
         text, was_cut = shown
-        parts.append(text + "\n")
+        parts.append((rows.view, text + "\n"))
         room -= len(text) + 1 - len(stub)
         if was_cut:
             cut.append(rows.view)
     return Block(
-        text=head + body + "".join(parts) + tail,
+        text=head + "".join(text for _, text in parts) + tail,
+        head=head,
+        parts=tuple(parts),
+        tail=tail,
         cut_views=tuple(cut),
         stubbed_views=tuple(stubbed),
     )

@@ -34,7 +34,7 @@ def console() -> Console:
 
 
 def error_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit_json(data: Any) -> None:

@@ -7,17 +7,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from keel.brain import load_brain
 from keel.cli.app import EXIT_REFUSED, app, console, emit_json, fail
 from keel.cli.options import (
     AtOpt,
-    BotOpt,
     BrainArg,
     ChatOpt,
     DbOpt,
-    DmOpt,
     EntityOpt,
     JsonOpt,
     ReachOpt,
@@ -26,21 +23,19 @@ from keel.cli.options import (
     ThreadOpt,
     open_brain,
     parse_at,
-    parse_entry,
     parse_reach,
     parse_run,
 )
 from keel.errors import KeelError, LinkError, Refused, StoreError, UsageError
 from keel.link.gather import resolve_role
 from keel.link.values import Conversation, TurnRequest
-from keel.runtime.prepare import PreparedTurn, prepare_turn
 from keel.state import apply_sql, connect, default_url
-from keel.state.database import DB_DIR, DB_FILE
+from keel.state.database import creates
 from keel.tools.binding import check_bind, check_unbind
 from keel.tools.send import origin_of
 
 
-def _guard(as_json: bool, action: Callable[[], None]) -> None:
+def guard(as_json: bool, action: Callable[[], None]) -> None:
     """Run a command body, turning Keel's errors into the CLI's exit codes."""
     try:
         action()
@@ -54,91 +49,6 @@ def _guard(as_json: bool, action: Callable[[], None]) -> None:
         fail(exc)
     except KeelError as exc:
         fail(exc)
-
-
-@app.command()
-def turn(
-    brain: BrainArg,
-    role: RoleOpt = None,
-    bot: BotOpt = "cli",
-    chat: ChatOpt = "cli",
-    thread: ThreadOpt = None,
-    dm: DmOpt = False,
-    input_text: Annotated[str, typer.Option("--input", help="The turn's input text.")] = "",
-    reply_to: Annotated[
-        list[str] | None, typer.Option("--reply-to", help="A message this turn replies to.")
-    ] = None,
-    run: RunOpt = None,
-    entity: EntityOpt = None,
-    reach: ReachOpt = None,
-    attach: Annotated[
-        list[str] | None, typer.Option("--attach", help="A code link: CTX[=KEY] (repeatable).")
-    ] = None,
-    open_: Annotated[
-        list[str] | None,
-        typer.Option("--open", help="The agent's context_open: CTX[=KEY] (repeatable)."),
-    ] = None,
-    at: AtOpt = None,
-    db: DbOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Prepare one turn (no model call): what it carries, stubs, refusals; record it."""
-
-    def body() -> None:
-        request = TurnRequest(
-            conversation=Conversation(bot=bot, chat=chat, thread=thread),
-            now=parse_at(at),
-            role=role,
-            dm=dm,
-            input=input_text,
-            reply_to=tuple(reply_to or ()),
-            run=parse_run(run),
-            entity=entity,
-            reach=parse_reach(reach),
-            attach=tuple(parse_entry(a, "--attach") for a in attach or ()),
-            open=tuple(parse_entry(o, "--open") for o in open_ or ()),
-        )
-        with open_brain(brain, db) as opened:
-            prepared = prepare_turn(opened.brain, opened.store, request)
-        if as_json:
-            emit_json(prepared.to_json())
-        else:
-            _print_turn(prepared)
-
-    _guard(as_json, body)
-
-
-def _print_turn(prepared: PreparedTurn) -> None:
-    out = console()
-    out.print(f"[bold]turn {prepared.turn}[/] · role [cyan]{prepared.role}[/]")
-    table = Table("context", "entity", "link", "chars", "status", box=None, pad_edge=False)
-    for a in prepared.attached:
-        table.add_row(
-            a.link.context,
-            a.link.entity or "",
-            a.link.kind,
-            str(a.block.chars),
-            "[green]attached[/]",
-        )
-    for s in prepared.stubs:
-        table.add_row(
-            s.link.context, s.link.entity or "", s.link.kind, "", f"[yellow]stub ({s.knob})[/]"
-        )
-    for r in prepared.refused:
-        table.add_row(r.context, r.entity or "", r.kind, "", f"[red]refused[/]: {r.reason}")
-    if table.row_count:
-        out.print(table)
-    else:
-        out.print("no feature contexts linked to this turn")
-    if prepared.catalog:
-        out.print("\n[bold]catalog[/]")
-        for ident, description in prepared.catalog:
-            out.print(f"- {ident}: {description}", markup=False)
-    for a in prepared.attached:
-        out.print()
-        out.print(a.block.text, markup=False)
-    for s in prepared.stubs:
-        out.print(s.text, markup=False)
 
 
 @app.command()
@@ -204,7 +114,7 @@ def send(
                 f"reach {reach_text or '-'}"
             )
 
-    _guard(as_json, body)
+    guard(as_json, body)
 
 
 BindContext = Annotated[str, typer.Option("--context", help="The context to bind.")]
@@ -263,7 +173,7 @@ def bind(
                 f"{' thread ' + thread if thread else ''}"
             )
 
-    _guard(as_json, body)
+    guard(as_json, body)
 
 
 @app.command()
@@ -297,7 +207,7 @@ def unbind(
         else:
             console().print(f"unbound {context} in {chat}")
 
-    _guard(as_json, body)
+    guard(as_json, body)
 
 
 state_app = typer.Typer(help="The brain's state database.", no_args_is_help=True)
@@ -310,9 +220,10 @@ def state_apply(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> 
 
     def body() -> None:
         loaded = load_brain(brain)
-        # The embedded default applies the files itself when Keel creates it.
-        created_now = db is None and not (loaded.root / DB_DIR / DB_FILE).exists()
-        engine = connect(db or default_url(loaded.root), loaded)
+        url = db or default_url(loaded.root)
+        # A SQLite database Keel creates gets the files applied by `connect` itself.
+        created_now = creates(url)
+        engine = connect(url, loaded)
         try:
             if not created_now:
                 apply_sql(engine, loaded.state_sql)
@@ -324,4 +235,4 @@ def state_apply(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> 
         else:
             console().print(f"applied {len(files)} file(s): {', '.join(files) or '-'}")
 
-    _guard(as_json, body)
+    guard(as_json, body)

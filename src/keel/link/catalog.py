@@ -15,9 +15,7 @@ def catalog(brain: Brain, role: RoleSpec) -> tuple[tuple[str, str], ...]:
     if not role.can("context:read"):
         return ()
     return tuple(
-        (ident, brain.contexts[ident].description or "")
-        for ident in brain.by_when.get("ask", ())
-        if role.admits(ident)
+        (ident, brain.contexts[ident].description or "") for ident in brain.admitted(role, "ask")
     )
 
 

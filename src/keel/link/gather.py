@@ -35,9 +35,11 @@ from keel.link.values import (
 
 
 def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
-    """The role the caller names, else the access.yaml rule's role for the bot and chat."""
+    """The role the caller names, else the run's `agent:`, else access.yaml's rule's role."""
     conversation = request.conversation
     name = request.role
+    if name is None and request.run is not None:
+        name = find_run(brain, request.run).agent
     if name is None:
         rule = brain.access.rule_for(conversation.bot, conversation.chat, dm=request.dm)
         if rule is None or rule.role is None:
@@ -131,9 +133,8 @@ def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
     _code_links(brain, request.attach, collector)
     _ask_links(brain, request.open, reach, bindings, collector)
     _kept_links(brain, stored, restart, collector)
-    for ident in brain.by_when.get("always", ()):
-        if role.admits(ident):
-            collector.offer(brain.contexts[ident], None, "always", explicit=True)
+    for ident in brain.admitted(role, "always"):
+        collector.offer(brain.contexts[ident], None, "always", explicit=True)
     return LinkResult(
         role=role.id,
         links=collector.links(),

@@ -7,22 +7,32 @@ half way leaves nothing behind; its views are read in that same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
+from keel.assemble.sessions import session_delta
+from keel.assemble.values import Message
 from keel.brain.snapshot import Brain
-from keel.brain.specs import ContextSpec, RoleSpec
+from keel.brain.specs import ContextSpec, RoleSpec, ViewRef
 from keel.budget.fit import Attached, Fitted, Stub, fit_turn
 from keel.budget.knobs import context_chars, turn_knobs
 from keel.budget.render import Block, render_block
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn
 from keel.link.values import Link, LinkResult, Refusal, Stored, TurnRequest
-from keel.state.views import read_view
+from keel.state.views import ViewRows, read_view
 from keel.store import LedgerEntry, Store
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    """A CLI agent's session: it keeps what it was sent, until it compacts its context."""
+
+    id: str
+    compacted: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +47,12 @@ class PreparedTurn:
     catalog: tuple[tuple[str, str], ...]
     pins: dict[str, str | None]
     log: tuple[str, ...] = ()
+    # The role's own state views (those no context claims), read for this turn.
+    renders: tuple[ViewRows, ...] = ()
+    # The conversation's earlier messages, oldest first.
+    history: tuple[Message, ...] = ()
+    # For a CLI agent's session: what this turn sends of its contexts (None: everything).
+    session_text: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `keel turn --json` shape."""
@@ -93,18 +109,35 @@ def render_link(
 
 
 def fit_links(brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection) -> Fitted:
-    """Render every link's block and fit them into the turn's budgets."""
+    """Render the links that may attach and fit them into the turn's budgets."""
     knobs = turn_knobs(role, brain.manifest)
-    blocks = {link.pair: render_link(brain, role, link, reader, knobs.rows) for link in links}
     chars_of = {
         link.context: context_chars(brain.contexts[link.context], role, brain.manifest)
         for link in links
     }
-    return fit_turn(links, blocks, knobs, can_open=role.can("context:read"), chars_of=chars_of)
+    return fit_turn(
+        links,
+        lambda link: render_link(brain, role, link, reader, knobs.rows),
+        knobs,
+        can_open=role.can("context:read"),
+        chars_of=chars_of,
+    )
 
 
-def prepare_turn(brain: Brain, store: Store, request: TurnRequest) -> PreparedTurn:
-    """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot."""
+def prepare_turn(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    *,
+    session: Session | None = None,
+    before_commit: Callable[[PreparedTurn], None] | None = None,
+) -> PreparedTurn:
+    """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot.
+
+    A `session` matters for a role with `agent: cli` only: its turn sends just what the
+    session has not seen (see `keel.assemble.sessions`). `before_commit` sees the prepared
+    turn inside its transaction; whatever it raises undoes everything the turn wrote.
+    """
     conversation = request.conversation
     with store.transaction() as tx:
         turn = tx.next_turn(conversation)
@@ -122,19 +155,41 @@ def prepare_turn(brain: Brain, store: Store, request: TurnRequest) -> PreparedTu
         result: LinkResult = link_turn(brain, request, stored)
         role = brain.roles[result.role]
         fitted = fit_links(brain, role, result.links, tx.connection)
+        rows = turn_knobs(role, brain.manifest).rows
+        renders = tuple(
+            read_view(tx.connection, ViewRef(view=view), None, limit=rows)
+            for view in role.state
+            if view not in brain.claimed_views
+        )
+        history = tx.history(conversation, before_turn=turn)
+        if request.input:
+            tx.record_message(
+                conversation, turn=turn, at=request.now, speaker="user", text=request.input
+            )
+        session_text = None
+        if session is not None and role.agent == "cli":
+            state = tx.session_state(session.id)
+            session_text, state = session_delta(state, fitted.attached, compacted=session.compacted)
+            tx.save_session(session.id, state)
         tx.keep(conversation, result.keep)
         tx.expire(conversation, turn)
         tx.record_ledger(_ledger(request, turn, result.role, fitted))
-    return PreparedTurn(
-        turn=turn,
-        role=result.role,
-        attached=fitted.attached,
-        stubs=fitted.stubs,
-        refused=result.refused,
-        catalog=catalog(brain, role),
-        pins=result.pins,
-        log=result.log,
-    )
+        prepared = PreparedTurn(
+            turn=turn,
+            role=result.role,
+            attached=fitted.attached,
+            stubs=fitted.stubs,
+            refused=result.refused,
+            catalog=catalog(brain, role),
+            pins=result.pins,
+            log=result.log,
+            renders=renders,
+            history=history,
+            session_text=session_text,
+        )
+        if before_commit is not None:
+            before_commit(prepared)
+    return prepared
 
 
 def _ledger(request: TurnRequest, turn: int, role: str, fitted: Fitted) -> list[LedgerEntry]:

@@ -87,6 +87,11 @@ def connect(url: str, brain: Brain) -> Engine:
     return engine
 
 
+def creates(url: str) -> bool:
+    """Whether `connect(url, ...)` would create the database (and so apply state/*.sql)."""
+    return _sqlite_to_create(_parse(url)) is not None
+
+
 def apply_sql(engine: Engine, files: Iterable[SqlFile]) -> None:
     """Run SQL files in order, all in one transaction: a failure names the file and undoes all."""
     todo = tuple(files)

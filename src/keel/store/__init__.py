@@ -1,4 +1,5 @@
-"""Keel's own tables — turn numbers, message origins, chat bindings, kept links, the ledger."""
+"""Keel's own tables — turns, history, message origins, bindings, kept links, the ledger,
+CLI-agent sessions."""
 
 from keel.store.ledger import LedgerEntry
 from keel.store.migrations import MIGRATIONS, Migration

@@ -27,6 +27,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     select,
     text,
 )
@@ -126,7 +127,47 @@ def _keel_tables(conn: Connection) -> None:
     m.create_all(conn, checkfirst=False)
 
 
-MIGRATIONS: tuple[tuple[str, Migration], ...] = (("0001_keel_tables", _keel_tables),)
+def _keel_messages(conn: Connection) -> None:
+    """The history log: one row per message of a conversation, by turn."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_messages",
+        m,
+        Column("id", BigId, primary_key=True, autoincrement=True),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("turn", BigInteger, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+        Column("speaker", String, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("message_id", String, nullable=True),
+        Index(None, "bot", "chat", "thread", "turn", "id"),
+    )
+    m.create_all(conn, checkfirst=False)
+
+
+def _keel_sessions(conn: Connection) -> None:
+    """What each CLI-agent session was last sent, per context and entity (as hashes)."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_sessions",
+        m,
+        Column("session", String, primary_key=True),
+        Column("context", String, primary_key=True),
+        Column("entity", String, primary_key=True),
+        Column("instructions", String, nullable=False),
+        Column("instructions_sent", Boolean, nullable=False),
+        Column("views", Text, nullable=False),
+    )
+    m.create_all(conn, checkfirst=False)
+
+
+MIGRATIONS: tuple[tuple[str, Migration], ...] = (
+    ("0001_keel_tables", _keel_tables),
+    ("0002_keel_messages", _keel_messages),
+    ("0003_keel_sessions", _keel_sessions),
+)
 
 
 def applied(conn: Connection) -> tuple[str, ...]:

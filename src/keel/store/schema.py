@@ -17,6 +17,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
 )
 
 from keel.store.sql import BigId, UTCDateTime
@@ -119,4 +120,31 @@ ledger = Table(
     Index(None, "at"),
     Index(None, "role", "at"),
     Index(None, "bot", "chat", "at"),
+)
+
+messages = Table(
+    "keel_messages",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("turn", BigInteger, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("speaker", String, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("message_id", String, nullable=True),
+    # History reads one conversation's turns before a given one, newest first.
+    Index(None, "bot", "chat", "thread", "turn", "id"),
+)
+
+sessions = Table(
+    "keel_sessions",
+    metadata,
+    Column("session", String, primary_key=True),
+    Column("context", String, primary_key=True),
+    Column("entity", String, primary_key=True),
+    Column("instructions", String, nullable=False),
+    Column("instructions_sent", Boolean, nullable=False),
+    Column("views", Text, nullable=False),
 )

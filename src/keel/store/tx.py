@@ -13,19 +13,23 @@ from datetime import datetime
 
 from sqlalchemy import Connection
 
+from keel.assemble.sessions import SessionState
+from keel.assemble.values import Message, Speaker
 from keel.errors import StoreError
 from keel.link.values import Binding, Conversation, KeptLink, Origin
 from keel.store import bindings as _bindings
+from keel.store import history as _history
 from keel.store import keep as _keep
 from keel.store import ledger as _ledger
 from keel.store import origins as _origins
+from keel.store import sessions as _sessions
 from keel.store import turns as _turns
 from keel.store.ledger import LedgerEntry
 from keel.store.sql import failing_as
 
 
 class Tx:
-    """One transaction on Keel's tables: turns, origins, bindings, kept links, the ledger."""
+    """One transaction on Keel's tables: turns, history, origins, links, ledger, sessions."""
 
     __slots__ = ("_conn", "_open")
 
@@ -65,6 +69,37 @@ class Tx:
         """The conversation's latest turn number; 0 before its first."""
         with self._doing(f"read the turn number in {conversation.chat}") as conn:
             return _turns.current_turn(conn, conversation)
+
+    # History
+
+    def record_message(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int,
+        at: datetime,
+        speaker: Speaker,
+        text: str,
+        message_id: str | None = None,
+    ) -> None:
+        """Log a message of the conversation: a turn's input ('user') or a bot's message."""
+        with self._doing(f"record a message of turn {turn} in {conversation.chat}") as conn:
+            _history.record_message(
+                conn,
+                conversation,
+                turn=turn,
+                at=at,
+                speaker=speaker,
+                text=text,
+                message_id=message_id,
+            )
+
+    def history(
+        self, conversation: Conversation, *, before_turn: int, limit: int = 200
+    ) -> tuple[Message, ...]:
+        """The newest `limit` messages of the turns before `before_turn`, oldest first."""
+        with self._doing(f"read the history of {conversation.chat}") as conn:
+            return _history.history(conn, conversation, before_turn=before_turn, limit=limit)
 
     # Origins
 
@@ -143,3 +178,15 @@ class Tx:
         """Ledger entries matching every filter given (`since` inclusive), oldest first."""
         with self._doing("read the spend ledger") as conn:
             return _ledger.ledger(conn, role=role, bot=bot, chat=chat, since=since)
+
+    # CLI-agent sessions
+
+    def session_state(self, session_id: str) -> SessionState:
+        """What the CLI-agent session was last sent; empty for a session never saved."""
+        with self._doing(f"read the state of session {session_id!r}") as conn:
+            return _sessions.session_state(conn, session_id)
+
+    def save_session(self, session_id: str, state: SessionState) -> None:
+        """Replace the session's whole stored state with `state`."""
+        with self._doing(f"save the state of session {session_id!r}") as conn:
+            _sessions.save_session(conn, session_id, state)

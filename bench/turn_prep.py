@@ -1,0 +1,600 @@
+"""What preparing one turn costs, and whether it grows with the size of the brain.
+
+    uv run python bench/turn_prep.py [--contexts 10000 --roles 500 --entities 2000]
+                                     [--runs 100] [--warmup 20] [--tmpdir DIR] [--json]
+
+One turn's preparation is `prepare_turn`: read the conversation's stored state, link,
+read the linked contexts' views, render, fit, and record (turn number, kept links,
+ledger) in one transaction on the brain's embedded SQLite file. It is timed for four
+shapes of turn — a heartbeat run, a pinned client group with a `context_open`, a reply
+to a run's message, a chat whose role carries an `always` context — in three series:
+
+- reference: the reference brain (examples/brain), copied to a temporary directory;
+- planted: the very same four turns, on a generated brain (bench/generate.py) with the
+  reference brain's features, state files and access rules copied into it, so the turn
+  is identical and only the brain around it is large. planted/reference is the ratio
+  that says whether cost grows with brain size;
+- generated: the same shapes on the generated brain's own ids (the smallest instance of
+  each shape found), so its ratio to reference also reflects what those turns carry.
+
+Baselines, measured in the same rounds: a bare `sqlite3` connection to the same file
+running `SELECT * FROM "view" [WHERE "col" = ?]` for every view the turn reads (its
+unavoidable reads), and one bare write transaction with a row per linked context (its
+unavoidable commit). The pure stages are also timed alone: `link_turn`, `catalog`, and
+`fit_links` (the view reads plus rendering). Every number is a median over `--runs`
+rounds after `--warmup` turns; the rounds interleave all series so drift hits them alike.
+Objects alive before measuring are frozen out of the cyclic collector (`gc.freeze`), as
+a long-running server's brain snapshot would settle in the oldest generation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from generate import Generated, Shape, generate
+from keel.brain.constitution import ChatRule
+from keel.brain.loader import load_brain, parse_path
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry
+from keel.link.catalog import catalog
+from keel.link.gather import link_turn, resolve_role
+from keel.link.values import Conversation, Origin, RunRef, Stored, TurnRequest
+from keel.runtime.prepare import PreparedTurn, fit_links, prepare_turn
+from keel.state import connect, default_url
+from keel.state.database import DB_DIR, DB_FILE
+from keel.store import Store
+from keel.tools.send import origin_of
+
+REFERENCE = Path(__file__).resolve().parent.parent / "examples" / "brain"
+ACCESS = "constitution/access.yaml"
+NOW = datetime(2025, 4, 14, 19, 30, tzinfo=UTC)
+SENT = NOW - timedelta(hours=1)
+MESSAGE = "bench-reply-1"
+SHAPES = ("heartbeat", "pinned_open", "reply", "always")
+SERIES = ("reference", "planted", "generated")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One shape of turn on one brain: the request, and an origin to record first."""
+
+    shape: str
+    request: TurnRequest
+    about: str  # the ids it uses, for the report
+    origin: Origin | None = None
+    every: int = 1  # timed once every this many rounds (a costly case)
+
+
+@dataclass(slots=True, kw_only=True)
+class Bench:
+    """An opened brain: its snapshot, database, store and a bare connection to the file."""
+
+    name: str
+    root: Path
+    brain: Brain
+    engine: Engine
+    store: Store
+    bare: sqlite3.Connection
+
+
+@dataclass(slots=True, kw_only=True)
+class Case:
+    """One series × shape: what is timed, its baselines' statements, and the timings."""
+
+    series: str
+    bench: Bench
+    turn: Turn
+    reads: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    stored: Stored | None = None
+    last: PreparedTurn | None = None
+    times: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, measure: str, seconds: float) -> None:
+        self.times.setdefault(measure, []).append(seconds)
+
+    def median_ms(self, measure: str) -> float:
+        return statistics.median(self.times[measure]) * 1e3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--contexts", type=int, default=10_000)
+    parser.add_argument("--roles", type=int, default=500)
+    parser.add_argument("--entities", type=int, default=2_000)
+    parser.add_argument("--runs", type=int, default=100, help="timed rounds")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed turns per case")
+    parser.add_argument(
+        "--tmpdir",
+        type=Path,
+        default=None,
+        help="where the brains and their databases go (default: the system's temp dir); "
+        "a tmpfs such as /dev/shm takes the disk's fsync out of every commit",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    shape = Shape(contexts=args.contexts, roles=args.roles, entities=args.entities)
+    with tempfile.TemporaryDirectory(prefix="keel-bench-", dir=args.tmpdir) as tmp:
+        report = run(Path(tmp), shape, args.runs, args.warmup)
+    print(json.dumps(report, indent=2) if args.json else render(report))
+    return 0
+
+
+def run(tmp: Path, shape: Shape, runs: int, warmup: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    reference_root = tmp / "reference"
+    shutil.copytree(REFERENCE, reference_root, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    made = generate(tmp / "large", shape)
+    plant(made.root, reference_root)
+    reference = open_bench("reference", reference_root)
+    large = open_bench("large", made.root)
+    check(reference.brain, large.brain, shape)
+    setup_s = time.perf_counter() - started
+
+    cases = [
+        Case(series="reference", bench=reference, turn=t) for t in reference_turns(reference.brain)
+    ]
+    cases += [Case(series="planted", bench=large, turn=t) for t in reference_turns(large.brain)]
+    cases += [Case(series="generated", bench=large, turn=t) for t in generated_turns(large, made)]
+    for case in cases:
+        prepare(case, warmup)
+    gc.collect()
+    gc.freeze()
+    try:
+        for round_ in range(runs):
+            for case in cases:
+                if round_ % case.turn.every == 0:
+                    measure(case)
+    finally:
+        gc.unfreeze()
+        for bench in (reference, large):
+            bench.bare.close()
+            bench.engine.dispose()
+
+    results = {s: {c.turn.shape: summary(c) for c in cases if c.series == s} for s in SERIES}
+    # Whole turns, and their overhead alone (the turn less its bare reads and commit): the
+    # commit's fsync is the same on any brain and dilutes the first ratio.
+    ratios = {
+        f"{s}_over_reference{suffix}": {
+            shape: results[s][shape][measure] / results["reference"][shape][measure]
+            for shape in SHAPES
+        }
+        for suffix, measure in (("", "turn_ms"), ("_overhead", "overhead_ms"))
+        for s in ("planted", "generated")
+    }
+    return {
+        "brains": {
+            "reference": sizes(reference.brain),
+            "large": {**sizes(large.brain), "generated": made.files},
+        },
+        "runs": runs,
+        "warmup": warmup,
+        "setup_s": setup_s,
+        "series": results,
+        "ratios": ratios,
+    }
+
+
+# The brains
+
+
+def plant(root: Path, reference: Path) -> None:
+    """Copy the reference brain's features, state files and access rules into `root`."""
+    for folder in ("features", "state"):
+        for source in sorted((reference / folder).iterdir()):
+            target = root / folder / source.name
+            if target.exists():
+                raise SystemExit(f"cannot plant the reference brain: {folder}/{source.name} exists")
+            if source.is_dir():
+                shutil.copytree(source, target)
+            else:
+                shutil.copyfile(source, target)
+    ours = parse_path(reference, ACCESS).spec.rules
+    theirs = parse_path(root, ACCESS).spec.rules
+    # The reference's rules win: its bots' templates replace the generated ones, and a
+    # generated group rule on a reference chat would pin that chat, so it is left out.
+    templates = {(r.bot, r.scope) for r in ours if not r.is_group}
+    chats = {r.scope for r in ours if r.is_group}
+    kept = [r for r in theirs if (r.bot, r.scope) not in templates and r.scope not in chats]
+    (root / ACCESS).write_text(access_yaml([*kept, *ours]), encoding="utf-8")
+
+
+def access_yaml(rules: Iterable[ChatRule]) -> str:
+    """Chat rules as access.yaml text (JSON strings are YAML scalars, so quoting is safe)."""
+    by_bot: dict[str, list[ChatRule]] = {}
+    for rule in rules:
+        by_bot.setdefault(rule.bot, []).append(rule)
+    lines = ["bots:"]
+    for bot, mine in by_bot.items():
+        lines.append(f"  {json.dumps(bot)}:")
+        groups = [r for r in mine if r.is_group]
+        lines.extend(
+            f"    {rule.scope}: {{ role: {json.dumps(rule.role)} }}"
+            for rule in mine
+            if not rule.is_group
+        )
+        if groups:
+            lines.append("    chats:")
+        for rule in groups:
+            lines.append(f"      {json.dumps(rule.scope)}:")
+            if rule.role is not None:
+                lines.append(f"        role: {json.dumps(rule.role)}")
+            if rule.title is not None:
+                lines.append(f"        title: {json.dumps(rule.title)}")
+            if rule.contexts:
+                pairs = ", ".join(
+                    f"{json.dumps(c)}: {json.dumps(k)}" for c, k in rule.contexts.items()
+                )
+                lines.append(f"        contexts: {{ {pairs} }}")
+    return "\n".join(lines) + "\n"
+
+
+def open_bench(name: str, root: Path) -> Bench:
+    brain = load_brain(root)
+    engine = connect(default_url(brain.root), brain)
+    store = Store(engine)
+    store.migrate()
+    bare = sqlite3.connect(brain.root / DB_DIR / DB_FILE, isolation_level=None)
+    bare.execute("CREATE TABLE bench_scratch (turn INTEGER, context TEXT, chars INTEGER)")
+    return Bench(name=name, root=root, brain=brain, engine=engine, store=store, bare=bare)
+
+
+def check(reference: Brain, large: Brain, shape: Shape) -> None:
+    """Both brains must load whole, or the numbers measure the wrong thing."""
+    for brain in (reference, large):
+        if brain.skips:
+            raise SystemExit(f"a benchmark brain has skips, first: {brain.skips[0]}")
+    want = (
+        shape.contexts + len(reference.contexts),
+        shape.roles + len(reference.roles),
+        shape.entities + len(reference.entities),
+    )
+    found = (len(large.contexts), len(large.roles), len(large.entities))
+    if found != want:
+        raise SystemExit(f"the large brain loaded {found} contexts/roles/entities, want {want}")
+
+
+def sizes(brain: Brain) -> dict[str, int]:
+    return {
+        "contexts": len(brain.contexts),
+        "roles": len(brain.roles),
+        "entities": len(brain.entities),
+        "access_rules": len(brain.access.rules),
+        "always_contexts": len(brain.by_when.get("always", ())),
+        "ask_contexts": len(brain.by_when.get("ask", ())),
+    }
+
+
+# The turns
+
+
+def reference_turns(brain: Brain) -> list[Turn]:
+    """The four shapes on the reference brain's own ids (see its access.yaml)."""
+    film = RunRef(kind="heartbeat", id="evening-film")
+    reply_chat = Conversation(bot="nova", chat="tg:user:1003")
+    origin = origin_of(
+        brain,
+        conversation=reply_chat,
+        message_id=MESSAGE,
+        sent_at=SENT,
+        run=film,
+        about_entity="tt1375666",
+    )
+    return [
+        Turn(
+            shape="heartbeat",
+            request=TurnRequest(
+                conversation=Conversation(bot="nova", chat="tg:user:1001"),
+                now=NOW,
+                role="coach",
+                run=film,
+            ),
+            about="heartbeat:evening-film as coach",
+        ),
+        Turn(
+            shape="pinned_open",
+            request=TurnRequest(
+                conversation=Conversation(bot="nova", chat="tg:chat:-1002000000101"),
+                now=NOW,
+                input="Where are we with the spring campaign?",
+                open=(ReachEntry(context="client"),),
+            ),
+            about="client-desk in Acme's group (client pinned to acme), opens client",
+        ),
+        Turn(
+            shape="reply",
+            request=TurnRequest(
+                conversation=reply_chat, now=NOW, dm=True, input="8/10", reply_to=(MESSAGE,)
+            ),
+            about="coach DM, a reply to evening-film's message about tt1375666",
+            origin=origin,
+        ),
+        Turn(
+            shape="always",
+            request=TurnRequest(
+                conversation=Conversation(bot="nova", chat="tg:chat:-1001000000001"),
+                now=NOW,
+                input="Add oat milk",
+            ),
+            about="family group: shopping is always",
+        ),
+    ]
+
+
+def generated_turns(bench: Bench, made: Generated) -> list[Turn]:
+    """The four shapes on the generated brain's own ids, then the wildcard case.
+
+    Each shape takes the smallest instance the brain holds, with roles that list their
+    contexts as the reference brain's do; a role of `contexts: ['*']` admits every
+    `always` context of the brain, so its turns are measured apart (`wildcard_always`).
+    """
+    brain = bench.brain
+    ours = set(made.features)
+    entities = [brain.entities[key] for key in made.entities]
+
+    def listed(name: str | None) -> bool:
+        role = brain.roles.get(name or "")
+        return role is not None and role.feature in ours and "*" not in (role.contexts or ())
+
+    rules = [r for r in brain.access.rules if r.is_group and listed(r.role)]
+
+    def reached(spec: EntitySpec, word: str) -> list[ContextSpec]:
+        found = [brain.contexts.get(r.context) for r in brain.reach_of(spec)]
+        return [c for c in found if c is not None and word in c.when]
+
+    beat = min(
+        (e for e in entities if e.kind == "heartbeat" and listed(e.agent) and reached(e, "run")),
+        key=lambda e: len(reached(e, "run")),
+    )
+
+    def bound(rule: ChatRule) -> str | None:
+        role = brain.roles[rule.role or ""]
+        for ident in rule.contexts:
+            context = brain.contexts.get(ident)
+            if context and "chat" in context.when and role.can("context:read"):
+                return ident
+        return None
+
+    pinned = next(r for r in rules if bound(r))
+    opened = bound(pinned) or ""
+
+    def replies_keyed_once(spec: EntitySpec) -> bool:
+        keyed = [c for c in reached(spec, "reply") if c.keyed]
+        return (
+            listed(spec.agent)
+            and len(keyed) == 1
+            and brain.roles[spec.agent or ""].admits(keyed[0].id)
+        )
+
+    replied = min(
+        (e for e in entities if replies_keyed_once(e)), key=lambda e: len(reached(e, "reply"))
+    )
+    reply_chat = Conversation(bot="nova", chat="tg:user:2003")
+    origin = origin_of(
+        brain,
+        conversation=reply_chat,
+        message_id=MESSAGE,
+        sent_at=SENT,
+        run=RunRef(kind=replied.kind, id=replied.id),
+        about_entity="e-001",
+    )
+
+    def always(role: str | None) -> list[str]:
+        spec = brain.roles[role or ""]
+        return [i for i in brain.by_when.get("always", ()) if spec.admits(i)]
+
+    room = min(
+        (r for r in rules if not r.contexts and always(r.role)), key=lambda r: len(always(r.role))
+    )
+    wild = next(r for r in made.roles if "*" in (brain.roles[r].contexts or ()))
+    return [
+        Turn(
+            shape="heartbeat",
+            request=TurnRequest(
+                conversation=Conversation(bot="nova", chat="tg:user:2001"),
+                now=NOW,
+                role=beat.agent,
+                run=RunRef(kind="heartbeat", id=beat.id),
+            ),
+            about=f"heartbeat:{beat.id} as {beat.agent}",
+        ),
+        Turn(
+            shape="pinned_open",
+            request=TurnRequest(
+                conversation=Conversation(bot=pinned.bot, chat=pinned.scope),
+                now=NOW,
+                input="Where are we?",
+                open=(ReachEntry(context=opened),),
+            ),
+            about=f"{pinned.role} in {pinned.scope} ({opened} pinned), opens {opened}",
+        ),
+        Turn(
+            shape="reply",
+            request=TurnRequest(
+                conversation=reply_chat,
+                now=NOW,
+                role=replied.agent,
+                input="Done.",
+                reply_to=(MESSAGE,),
+            ),
+            about=f"{replied.agent}, a reply to {replied.key}'s message about e-001",
+            origin=origin,
+        ),
+        Turn(
+            shape="always",
+            request=TurnRequest(
+                conversation=Conversation(bot=room.bot, chat=room.scope), now=NOW, input="Hi"
+            ),
+            about=f"{room.role} in {room.scope}: {', '.join(always(room.role))} always",
+        ),
+        Turn(
+            shape="wildcard_always",
+            request=TurnRequest(
+                conversation=Conversation(bot="nova", chat="tg:user:2005"),
+                now=NOW,
+                role=wild,
+                input="Hi",
+            ),
+            about=f"{wild} (contexts: ['*']) in a DM: every always context links",
+            every=10,
+        ),
+    ]
+
+
+# Measuring
+
+
+def prepare(case: Case, warmup: int) -> None:
+    """Record the case's origin, warm it up, then fix its baselines' statements."""
+    bench, request = case.bench, case.turn.request
+    if case.turn.origin is not None:
+        with bench.store.transaction() as tx:
+            tx.record_origin(case.turn.origin)
+    for _ in range(max(1, warmup // case.turn.every)):
+        case.last = prepare_turn(bench.brain, bench.store, request)
+    with bench.store.transaction() as tx:
+        conversation = request.conversation
+        case.stored = Stored(
+            turn=tx.current_turn(conversation) + 1,
+            origins=tx.origins(conversation.bot, conversation.chat, request.reply_to),
+            bindings=tx.bindings(conversation.chat),
+            kept=tx.kept(conversation),
+        )
+    quote = sqlite3_quote
+    for link in links_of(case.last):
+        for ref in bench.brain.contexts[link.context].data:
+            if ref.by is None:
+                case.reads.append((f"SELECT * FROM {quote(ref.view)}", ()))
+            elif link.entity is not None:
+                sql = f"SELECT * FROM {quote(ref.view)} WHERE {quote(ref.by)} = ?"
+                case.reads.append((sql, (link.entity,)))
+    # The role's own state views, where prepare_turn reads them (`renders`), are read too.
+    for rows in getattr(case.last, "renders", ()):
+        case.reads.append((f"SELECT * FROM {quote(rows.view)}", ()))
+
+
+def measure(case: Case) -> None:
+    """One round of the case: the turn, its baselines, and its pure stages alone."""
+    bench, request, stored = case.bench, case.turn.request, case.stored
+    assert stored is not None  # set by prepare()
+    brain, clock = bench.brain, time.perf_counter
+
+    start = clock()
+    case.last = prepare_turn(brain, bench.store, request)
+    case.add("turn", clock() - start)
+
+    start = clock()
+    rows = 0
+    for sql, params in case.reads:
+        rows += len(bench.bare.execute(sql, params).fetchall())
+    case.add("bare_reads", clock() - start)
+    case.add("rows", rows)
+
+    links = links_of(case.last)
+    start = clock()
+    bench.bare.execute("BEGIN IMMEDIATE")
+    bench.bare.executemany(
+        "INSERT INTO bench_scratch VALUES (?, ?, ?)", [(1, link.context, 0) for link in links]
+    )
+    bench.bare.execute("COMMIT")
+    case.add("bare_commit", clock() - start)
+
+    start = clock()
+    result = link_turn(brain, request, stored)
+    case.add("link", clock() - start)
+
+    role = resolve_role(brain, request)
+    start = clock()
+    catalog(brain, role)
+    case.add("catalog", clock() - start)
+
+    with bench.engine.connect() as conn:
+        start = clock()
+        fit_links(brain, role, result.links, conn)
+        case.add("fit", clock() - start)
+        conn.rollback()
+
+
+def links_of(prepared: PreparedTurn | None) -> list[Any]:
+    if prepared is None:
+        return []
+    return [a.link for a in prepared.attached] + [s.link for s in prepared.stubs]
+
+
+def sqlite3_quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def summary(case: Case) -> dict[str, Any]:
+    turn, reads, commit = (case.median_ms(m) for m in ("turn", "bare_reads", "bare_commit"))
+    last = case.last
+    assert last is not None  # measured at least once
+    return {
+        "about": case.turn.about,
+        "turn_ms": turn,
+        "bare_reads_ms": reads,
+        "bare_commit_ms": commit,
+        "overhead_ms": turn - reads - commit,
+        "ratio_to_bare": turn / (reads + commit),
+        "link_turn_ms": case.median_ms("link"),
+        "catalog_ms": case.median_ms("catalog"),
+        "fit_links_ms": case.median_ms("fit"),
+        "links": len(links_of(last)),
+        "attached": len(last.attached),
+        "stubbed": len(last.stubs),
+        "refused": len(last.refused),
+        "views_read": len(case.reads),
+        "rows_read": int(statistics.median(case.times["rows"])),
+        "chars": sum(a.block.chars for a in last.attached),
+        "catalog_entries": len(last.catalog),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    ref, large = report["brains"]["reference"], report["brains"]["large"]
+    lines = [
+        f"reference brain: {ref['contexts']} contexts, {ref['roles']} roles, "
+        f"{ref['entities']} entities; large: {large['contexts']} contexts, {large['roles']} "
+        f"roles, {large['entities']} entities, {large['access_rules']} access rules "
+        f"(the reference planted in a generated brain); set-up {report['setup_s']:.1f} s",
+        f"medians of {report['runs']} rounds after {report['warmup']} warm-up turns, in ms",
+        "",
+        f"{'series':<10} {'shape':<16} {'turn':>6} {'reads':>6} {'commit':>6} "
+        f"{'over':>6} {'x bare':>6} {'link':>6} {'catlg':>6} {'fit':>6}  "
+        "links/views/rows/chars",
+    ]
+    for series, shapes in report["series"].items():
+        for shape, s in shapes.items():
+            lines.append(
+                f"{series:<10} {shape:<16} {s['turn_ms']:6.2f} {s['bare_reads_ms']:6.3f} "
+                f"{s['bare_commit_ms']:6.2f} {s['overhead_ms']:6.2f} {s['ratio_to_bare']:6.1f} "
+                f"{s['link_turn_ms']:6.3f} {s['catalog_ms']:6.3f} {s['fit_links_ms']:6.3f}  "
+                f"{s['links']}/{s['views_read']}/{s['rows_read']}/{s['chars']}"
+            )
+    lines.append("")
+    for name, ratios in report["ratios"].items():
+        shown = ", ".join(f"{shape} {ratio:.2f}x" for shape, ratio in ratios.items())
+        lines.append(f"{name:<37} {shown}")
+    lines.append("")
+    lines += [
+        f"generated {shape:<16} {s['about']}" for shape, s in report["series"]["generated"].items()
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Assembling a turn's model input from named sections, within budgets, checked to fit.
+
+Order: `sys.time`, `identity`, `tenancy`, `rules`, `prompt`, `skill.N`, `context.catalog`,
+`tool.<id>`, `render.<view>`, `history`, `context.<id>[@<entity>]`, `current`.
+
+Each section has a budget in tokens. `render.*` sections over budget are clipped by rows,
+with a notice; history keeps its newest messages within its budget, with a notice; every
+other section over budget is kept whole and carries a warning. When the whole still
+exceeds the model's input allocation, older history goes first (oldest first), then render
+rows (bottom rows first, one level across every view at a time). What cannot be cut — the
+system text, tools, headers, the newest exchange, the contexts and the request — is never
+cut: if it alone does not fit, the fit check fails before any model call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from keel.assemble.elastic import (
+    MESSAGE_FRAME,
+    HistoryCut,
+    RenderCut,
+    RenderInput,
+    cut_history,
+    cut_render,
+    drop_row_level,
+)
+from keel.assemble.fit import check_fit, payload_messages
+from keel.assemble.tokens import TokenCounter
+from keel.assemble.values import Assembly, Message, ModelLimits, Place, Section, ToolSpec
+
+Budgets = Callable[[str], int | None]
+PRIMING = 3  # tokens every chat request costs for the reply's start
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssemblyInputs:
+    """The texts a turn's sections are made of, already rendered, before budgets apply."""
+
+    current: str
+    time: str = ""
+    identity: str = ""
+    tenancy: str = ""
+    rules: str = ""
+    prompt: str = ""
+    skills: tuple[str, ...] = ()
+    catalog: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    renders: tuple[RenderInput, ...] = ()
+    history: tuple[Message, ...] = ()
+    contexts: tuple[tuple[str, str], ...] = ()
+    pinned_history: int = 2
+
+
+def tool_text(tool: ToolSpec) -> str:
+    """A tool as it is measured: its name, description and parameters."""
+    params = json.dumps(dict(tool.parameters), sort_keys=True, separators=(",", ":"))
+    return f"{tool.name}: {tool.description}\n{params}"
+
+
+def _section(
+    section_id: str, place: Place, text: str, counter: TokenCounter, budgets: Budgets, **kw: object
+) -> Section:
+    used = counter.count(text)
+    budget = budgets(section_id)
+    warnings: tuple[str, ...] = ()
+    if budget is not None and used > budget:
+        warnings = (
+            f"{used} tokens, over its budget of {budget} — shorten it or raise "
+            f"sections.{section_id}",
+        )
+    return Section(
+        id=section_id,
+        place=place,
+        text=text,
+        used_tokens=used,
+        budget_tokens=budget,
+        warnings=warnings,
+        **kw,  # type: ignore[arg-type]  # tool= / messages= only
+    )
+
+
+def _fixed_head(inputs: AssemblyInputs, counter: TokenCounter, budgets: Budgets) -> list[Section]:
+    head: list[tuple[str, Place, str]] = [
+        ("sys.time", "state", inputs.time),
+        ("identity", "system", inputs.identity),
+        ("tenancy", "state", inputs.tenancy),
+        ("rules", "system", inputs.rules),
+        ("prompt", "system", inputs.prompt),
+        *((f"skill.{i}", "system", text) for i, text in enumerate(inputs.skills)),
+        ("context.catalog", "system", inputs.catalog),
+    ]
+    sections = [_section(i, p, t, counter, budgets) for i, p, t in head if t]
+    sections += [
+        _section(f"tool.{t.name}", "tool", tool_text(t), counter, budgets, tool=t)
+        for t in inputs.tools
+    ]
+    return sections
+
+
+def _tail(inputs: AssemblyInputs, counter: TokenCounter, budgets: Budgets) -> list[Section]:
+    tail = [_section(i, "tail", t, counter, budgets) for i, t in inputs.contexts]
+    tail.append(_section("current", "tail", inputs.current, counter, budgets))
+    return tail
+
+
+def _render_section(cut: RenderCut, budget: int | None) -> Section:
+    return Section(
+        id=cut.section_id,
+        place="state",
+        text=cut.text(),
+        used_tokens=cut.tokens(),
+        budget_tokens=budget,
+        clipped=cut.hidden > 0,
+        warnings=(f"{cut.hidden} rows not shown",) if cut.hidden > 0 else (),
+    )
+
+
+def _history_section(cut: HistoryCut, budget: int | None) -> Section:
+    messages = cut.shown()
+    used = cut.tokens()
+    warnings: tuple[str, ...] = ()
+    if budget is not None and used > budget:
+        warnings = (f"{used} tokens, over its budget of {budget}: the newest exchange is kept",)
+    return Section(
+        id="history",
+        place="history",
+        text="\n\n".join(f"{m.role}: {m.text}" for m in messages),
+        used_tokens=used,
+        budget_tokens=budget,
+        clipped=cut.hidden > 0,
+        warnings=warnings,
+        messages=messages,
+    )
+
+
+def assemble(
+    inputs: AssemblyInputs,
+    *,
+    counter: TokenCounter,
+    budgets: Budgets,
+    limits: ModelLimits,
+) -> Assembly:
+    """The turn's sections, shrunk to the input allocation where they may be."""
+    head = _fixed_head(inputs, counter, budgets)
+    tail = _tail(inputs, counter, budgets)
+    renders = [cut_render(r, counter.count) for r in inputs.renders]
+    for cut in renders:
+        cut.fit_budget(budgets(cut.section_id))
+    history = cut_history(inputs.history, inputs.pinned_history, counter.count)
+    history.fit_budget(budgets("history"))
+
+    # Everything but history and renders is fixed: measure it once, then fit by arithmetic.
+    messages = (
+        int(any(s.place == "system" for s in head))
+        + int(any(s.place == "state" for s in head) or bool(renders))
+        + 1
+    )
+    fixed = sum(s.used_tokens for s in (*head, *tail)) + MESSAGE_FRAME * messages + PRIMING
+
+    def estimate() -> int:
+        return fixed + sum(r.tokens() for r in renders) + history.tokens()
+
+    def shrink() -> bool:
+        return history.drop_one() or drop_row_level(renders)
+
+    while estimate() > limits.input_allocation and shrink():
+        pass
+    while True:
+        sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
+        if inputs.history:
+            sections.append(_history_section(history, budgets("history")))
+        sections += tail
+        # The verdict counts the request as it will be sent, with the same counter.
+        sent = Assembly(
+            sections=tuple(sections), limits=limits, counter=counter.name, fit=check_fit(0, limits)
+        )
+        total = counter.count_messages(payload_messages(sent)) + sum(
+            s.used_tokens for s in sent.place("tool")
+        )
+        fit = check_fit(total, limits)
+        if fit.ok or not shrink():
+            return Assembly(sections=sent.sections, limits=limits, counter=counter.name, fit=fit)

@@ -1,0 +1,159 @@
+"""The two parts of the input that may shrink: state render rows and older history.
+
+Each is measured once per unit (a row, a message) and then selected by arithmetic, so
+fitting a large input costs one tokenization of each piece, not one per attempt. Cuts are
+always visible: a notice, counted inside the budget, says what was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from keel.assemble.values import Message
+
+Count = Callable[[str], int]
+MESSAGE_FRAME = 4  # tokens a chat message costs beyond its text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderInput:
+    """A state view to render: a header, its rows (top first), a footer."""
+
+    view: str
+    header: str
+    rows: tuple[str, ...]
+    footer: str = ""
+    total: int | None = None  # rows the view holds in all, when more were not fetched
+
+
+def rows_notice(hidden: int, section_id: str) -> str:
+    noun = "row" if hidden == 1 else "rows"
+    return f"({hidden} more {noun} not shown — raise sections.{section_id} to see more)"
+
+
+def history_notice(hidden: int) -> str:
+    noun = "message" if hidden == 1 else "messages"
+    return f"[{hidden} earlier {noun} of this conversation not shown]"
+
+
+@dataclass(slots=True)
+class RenderCut:
+    """A render being fitted: how many of its rows are shown, and what that costs."""
+
+    source: RenderInput
+    prefix: list[int]  # prefix[n]: tokens of the top n rows
+    base_tokens: int
+    count: Count
+    shown: int = 0
+    _notice_cache: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def section_id(self) -> str:
+        return f"render.{self.source.view}"
+
+    @property
+    def hidden(self) -> int:
+        total = self.source.total if self.source.total is not None else len(self.source.rows)
+        return total - self.shown
+
+    def notice_tokens(self, hidden: int) -> int:
+        if hidden <= 0:
+            return 0
+        if hidden not in self._notice_cache:
+            self._notice_cache[hidden] = self.count(rows_notice(hidden, self.section_id) + "\n")
+        return self._notice_cache[hidden]
+
+    def tokens(self, shown: int | None = None) -> int:
+        n = self.shown if shown is None else shown
+        total = self.source.total if self.source.total is not None else len(self.source.rows)
+        return self.base_tokens + self.prefix[n] + self.notice_tokens(total - n)
+
+    def fit_budget(self, budget: int | None) -> None:
+        """Show as many rows from the top as the section's own budget allows."""
+        self.shown = len(self.prefix) - 1
+        if budget is None:
+            return
+        while self.shown > 0 and self.tokens() > budget:
+            self.shown -= 1
+
+    def text(self) -> str:
+        lines = [self.source.header, *self.source.rows[: self.shown]]
+        if self.hidden > 0:
+            lines.append(rows_notice(self.hidden, self.section_id))
+        if self.source.footer:
+            lines.append(self.source.footer)
+        return "\n".join(line for line in lines if line)
+
+
+def cut_render(source: RenderInput, count: Count) -> RenderCut:
+    base = count(source.header + "\n") + (count(source.footer) if source.footer else 0)
+    rows = [count(row + "\n") for row in source.rows]
+    return RenderCut(source=source, prefix=[0, *accumulate(rows)], base_tokens=base, count=count)
+
+
+@dataclass(slots=True)
+class HistoryCut:
+    """History being fitted: the newest `kept` messages are shown (pinned ones always)."""
+
+    messages: tuple[Message, ...]
+    newest: list[int]  # newest[n]: tokens of the newest n messages, framing included
+    pinned: int
+    count: Count
+    kept: int = 0
+    _notice_cache: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def hidden(self) -> int:
+        return len(self.messages) - self.kept
+
+    def tokens(self, kept: int | None = None) -> int:
+        n = self.kept if kept is None else kept
+        shown = self.newest[n]
+        hidden = len(self.messages) - n
+        if hidden and hidden not in self._notice_cache:
+            self._notice_cache[hidden] = self.count(history_notice(hidden)) + MESSAGE_FRAME
+        return shown + (self._notice_cache[hidden] if hidden else 0)
+
+    def fit_budget(self, budget: int | None) -> None:
+        """Keep the newest messages that fit the budget; the pinned ones whatever it says."""
+        self.kept = len(self.messages)
+        floor = min(self.pinned, len(self.messages))
+        if budget is None:
+            return
+        while self.kept > floor and self.tokens() > budget:
+            self.kept -= 1
+
+    def drop_one(self) -> bool:
+        """Leave out the oldest message still shown, unless only pinned ones are left."""
+        if self.kept <= min(self.pinned, len(self.messages)):
+            return False
+        self.kept -= 1
+        return True
+
+    def shown(self) -> tuple[Message, ...]:
+        kept = self.messages[len(self.messages) - self.kept :]
+        if self.hidden:
+            return (Message(role="user", text=history_notice(self.hidden)), *kept)
+        return kept
+
+
+def cut_history(messages: Sequence[Message], pinned: int, count: Count) -> HistoryCut:
+    # An empty message is never sent: providers refuse it and it tells the model nothing.
+    messages = [m for m in messages if m.text.strip()]
+    costs = [count(m.text) + MESSAGE_FRAME for m in reversed(messages)]
+    return HistoryCut(
+        messages=tuple(messages), newest=[0, *accumulate(costs)], pinned=pinned, count=count
+    )
+
+
+def drop_row_level(renders: Sequence[RenderCut]) -> bool:
+    """Leave out the bottom shown row of every render at the deepest level; False if none."""
+    deepest = max((r.shown for r in renders), default=0)
+    if deepest == 0:
+        return False
+    for render in renders:
+        if render.shown == deepest:
+            render.shown -= 1
+    return True

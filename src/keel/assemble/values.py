@@ -1,0 +1,173 @@
+"""The model input as named sections, and the assembled turn that payloads are built from.
+
+Every part of the input is a `Section` with an id, its text, its budget and its measured
+size, so a turn that grew can be traced to the part that grew. Where a section goes in a
+provider's request is its `place`:
+
+- `system`: the stable system prompt (identity, rules, role prompt, skills, catalog) — the
+  same on every turn of a role, so it sits before the prompt-cache breakpoint;
+- `state`: system text that changes per turn (the time, the room's tenancy, the role's own
+  state renders) — after the breakpoint;
+- `tool`: a tool's description (sent as the provider's tool definitions);
+- `history`: earlier messages of the conversation;
+- `tail`: the attached feature contexts and the current request — the last user message,
+  never the system prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Place = Literal["system", "state", "tool", "history", "tail"]
+Speaker = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One message of the conversation's history."""
+
+    role: Speaker
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """A tool the model may call: its name, description and JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    capability: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Section:
+    """One named part of the model input, with its budget and measured size in tokens."""
+
+    id: str
+    place: Place
+    text: str
+    used_tokens: int
+    budget_tokens: int | None = None
+    clipped: bool = False
+    warnings: tuple[str, ...] = ()
+    tool: ToolSpec | None = None
+    messages: tuple[Message, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "budget_tokens": self.budget_tokens,
+            "used_tokens": self.used_tokens,
+            "clipped": self.clipped,
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelLimits:
+    """What the model chain declares: its window, the output reserve, the input allocation."""
+
+    name: str
+    window: int
+    output_reserve: int
+    input_allocation: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fit:
+    """The fit check's verdict for one request."""
+
+    ok: bool
+    estimate: int
+    window: int
+    output_reserve: int
+    input_allocation: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "estimate": self.estimate,
+            "window": self.window,
+            "output_reserve": self.output_reserve,
+            "input_allocation": self.input_allocation,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assembly:
+    """One turn's model input: its sections in order, the model's limits and the fit."""
+
+    sections: tuple[Section, ...]
+    limits: ModelLimits
+    fit: Fit
+    counter: str
+
+    def place(self, place: Place) -> tuple[Section, ...]:
+        return tuple(s for s in self.sections if s.place == place)
+
+    @property
+    def system_text(self) -> str:
+        """The stable system prompt: the part a prompt cache keeps across turns."""
+        return "\n\n".join(s.text for s in self.place("system") if s.text)
+
+    @property
+    def state_text(self) -> str:
+        """System text that changes from turn to turn (time, tenancy, state renders)."""
+        return "\n\n".join(s.text for s in self.place("state") if s.text)
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        return tuple(s.tool for s in self.place("tool") if s.tool is not None)
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        return tuple(m for s in self.place("history") for m in s.messages)
+
+    @property
+    def tail_text(self) -> str:
+        """The last user message: attached contexts, then the current request."""
+        return "\n\n".join(s.text for s in self.place("tail") if s.text)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A tool call the model made in the current turn."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelStep:
+    """One model answer within the turn: its text and the tool calls it asked for."""
+
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The result of one tool call, as the model will read it."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+TranscriptItem = ModelStep | ToolResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transcript:
+    """The work inside the current turn (model steps, tool results), kept apart from history."""
+
+    items: tuple[TranscriptItem, ...] = ()
+
+    def then(self, *items: TranscriptItem) -> Transcript:
+        return Transcript(items=(*self.items, *items))

@@ -1,0 +1,111 @@
+"""From a prepared turn to its model input: the sections, their budgets, the fit."""
+
+from __future__ import annotations
+
+from keel.assemble.assembler import AssemblyInputs, assemble
+from keel.assemble.budgets import SectionBudgets, model_limits
+from keel.assemble.fit import ensure_fits
+from keel.assemble.texts import (
+    RULES,
+    catalog_text,
+    identity_text,
+    render_input,
+    tenancy_text,
+    time_text,
+)
+from keel.assemble.tokens import TokenCounter
+from keel.assemble.tools import allowed_tools
+from keel.assemble.values import Assembly
+from keel.brain.snapshot import Brain
+from keel.link.values import Link, TurnRequest
+from keel.runtime.prepare import PreparedTurn, Session, prepare_turn
+from keel.store import Store
+
+NO_MESSAGE = "(no new message in this turn)"
+
+
+def context_section_id(link: Link) -> str:
+    """`context.<id>`, or `context.<id>@<entity>` for a keyed one."""
+    return f"context.{link.context}" + (f"@{link.entity}" if link.entity is not None else "")
+
+
+def current_text(brain: Brain, request: TurnRequest) -> str:
+    """The turn's request: its input, else the prompt of what it is a run of."""
+    if request.input:
+        return request.input
+    if request.run is not None:
+        entity = brain.entity(request.run.kind, request.run.id)
+        if entity is not None and entity.prompt:
+            return entity.prompt
+    return NO_MESSAGE
+
+
+def turn_inputs(
+    brain: Brain, request: TurnRequest, prepared: PreparedTurn, *, contexts: str | None = None
+) -> AssemblyInputs:
+    """The texts of every section of this turn.
+
+    `contexts` replaces the attached blocks with one text (a CLI session's delta).
+    """
+    role = brain.roles[prepared.role]
+    conversation = request.conversation
+    blocks = [(context_section_id(a.link), a.block.text) for a in prepared.attached]
+    stubs = [(context_section_id(s.link), s.text) for s in prepared.stubs]
+    if contexts is not None:
+        blocks = [("context.session", contexts)] if contexts else []
+    return AssemblyInputs(
+        current=current_text(brain, request),
+        time=time_text(request.now),
+        identity=identity_text(conversation.bot, role.id, role.description),
+        tenancy=tenancy_text(conversation.chat, conversation.thread, prepared.pins),
+        rules=RULES,
+        prompt=role.persona,
+        skills=tuple(brain.skills[s].text for s in role.skills if s in brain.skills),
+        catalog=catalog_text(prepared.catalog),
+        tools=allowed_tools(role),
+        renders=tuple(render_input(r) for r in prepared.renders),
+        history=prepared.history,
+        contexts=(*blocks, *stubs),
+    )
+
+
+def assemble_turn(
+    brain: Brain,
+    request: TurnRequest,
+    prepared: PreparedTurn,
+    counter: TokenCounter,
+    *,
+    contexts: str | None = None,
+) -> Assembly:
+    """The turn's model input, within its budgets, with the fit verdict."""
+    role = brain.roles[prepared.role]
+    return assemble(
+        turn_inputs(brain, request, prepared, contexts=contexts),
+        counter=counter,
+        budgets=SectionBudgets.of(role, brain.manifest),
+        limits=model_limits(role, brain.manifest),
+    )
+
+
+def prepare_and_assemble(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    counter: TokenCounter,
+    *,
+    session: Session | None = None,
+) -> tuple[PreparedTurn, Assembly]:
+    """Prepare the turn and assemble its input in one transaction.
+
+    A turn whose input does not fit raises `FitOverflow` before any model call, and
+    records nothing: the same request can be retried once a budget is changed.
+    """
+    assembled: list[Assembly] = []
+
+    def check(prepared: PreparedTurn) -> None:
+        assembly = assemble_turn(brain, request, prepared, counter, contexts=prepared.session_text)
+        ensure_fits(assembly)
+        assembled.append(assembly)
+
+    prepared = prepare_turn(brain, store, request, session=session, before_commit=check)
+    return prepared, assembled[0]

@@ -1,0 +1,153 @@
+"""Model clients: one request to a provider, from an assembled turn to the model's step.
+
+`ModelClient` is what the agent loop calls: `complete(assembly, transcript)` sends the
+turn's input plus the work done so far this turn, and returns the model's next step — its
+text and the tool calls it asks for, arguments parsed from JSON.
+
+The three adapters build the body with `keel.assemble.payloads` and send it through the
+official SDK client they are given, so retries, auth and errors stay the SDK's. Keel never
+imports an SDK itself: the types below are for the type checker only, and a caller who
+builds an adapter has already imported the SDK to make its client. `import keel` works
+without the `providers` extra installed.
+
+The model name defaults to the chain's declared name and the output cap to its output
+reserve: the fit check kept exactly that room for the answer, so asking for more could
+overrun the window it checked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
+from keel.assemble.values import Assembly, ModelStep, ToolCall, Transcript
+from keel.errors import Refused, UsageError
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic
+    from anthropic.types import Message
+    from openai import OpenAI
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+Build = Callable[..., dict[str, Any]]
+
+
+class ModelClient(Protocol):
+    """Anything that answers one request of a turn with the model's next step."""
+
+    def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenAIChatModel:
+    """OpenAI Chat Completions (or any server that speaks it) through `openai.OpenAI`."""
+
+    client: OpenAI
+    model: str | None = None
+    max_output: int | None = None
+
+    def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep:
+        payload = _payload(openai_chat, assembly, transcript, self.model, self.max_output)
+        completion: ChatCompletion = self.client.chat.completions.create(**payload)
+        message = completion.choices[0].message
+        calls = tuple(
+            ToolCall(
+                id=call.id,
+                name=call.function.name,
+                arguments=_arguments(call.function.name, call.function.arguments),
+            )
+            for call in message.tool_calls or ()
+            if call.type == "function"
+        )
+        return ModelStep(text=message.content or message.refusal or "", calls=calls)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenAIResponsesModel:
+    """OpenAI Responses through `openai.OpenAI`; stateless (no `previous_response_id`)."""
+
+    client: OpenAI
+    model: str | None = None
+    max_output: int | None = None
+
+    def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep:
+        payload = _payload(openai_responses, assembly, transcript, self.model, self.max_output)
+        response: Response = self.client.responses.create(**payload)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for item in response.output:
+            if item.type == "message":
+                texts += (p.text if p.type == "output_text" else p.refusal for p in item.content)
+            elif item.type == "function_call":
+                arguments = _arguments(item.name, item.arguments)
+                calls.append(ToolCall(id=item.call_id, name=item.name, arguments=arguments))
+        return ModelStep(text="".join(texts), calls=tuple(calls))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnthropicModel:
+    """Anthropic Messages through `anthropic.Anthropic`.
+
+    The SDK refuses a non-streaming request whose `max_tokens` could take over ten minutes
+    unless the client was given its own timeout; give the client one for large reserves.
+    """
+
+    client: Anthropic
+    model: str | None = None
+    max_output: int | None = None
+
+    def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep:
+        payload = _payload(anthropic_messages, assembly, transcript, self.model, self.max_output)
+        message: Message = self.client.messages.create(**payload)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(ToolCall(id=block.id, name=block.name, arguments=dict(block.input)))
+        return ModelStep(text="".join(texts), calls=tuple(calls))
+
+
+def _payload(
+    build: Build,
+    assembly: Assembly,
+    transcript: Transcript,
+    model: str | None,
+    max_output: int | None,
+) -> dict[str, Any]:
+    limits = assembly.limits
+    if max_output is not None and max_output > limits.output_reserve:
+        raise UsageError(
+            f"max_output {max_output} is over the output reserve of {limits.output_reserve} "
+            f"the fit check kept for model {limits.name!r} — lower max_output or raise "
+            "model.output_reserve in the role's frontmatter or MANIFEST"
+        )
+    return build(
+        assembly,
+        transcript,
+        model=model or limits.name,
+        max_output=max_output if max_output is not None else limits.output_reserve,
+    )
+
+
+def _arguments(tool: str, raw: str) -> dict[str, Any]:
+    """A tool call's JSON arguments as a mapping; empty means none."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise Refused(
+            f"the model called {tool!r} with arguments that are not JSON ({err.msg} at "
+            f"char {err.pos}): {raw[:200]!r}"
+        ) from err
+    if not isinstance(parsed, dict):
+        raise Refused(
+            f"the model called {tool!r} with arguments that are not a JSON object: {raw[:200]!r}"
+        )
+    return parsed

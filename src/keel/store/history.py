@@ -1,0 +1,102 @@
+"""The history log: every message of a conversation, by turn, for the `history` section.
+
+One row per message: the turn's input ('user') and each message the bot sent there
+('assistant'), with the time, the text and the platform's message id when it is known.
+Within a turn, messages keep the order they were recorded in.
+
+`history` answers with one query on the (conversation, turn, id) index: the newest
+`limit` messages of the turns before the current one, handed back oldest first. The
+current turn is left out on purpose — its input is the `current` section, and the work
+inside it is the turn's transcript, not history.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import get_args
+
+from sqlalchemy import Connection, select
+
+from keel.assemble.values import Message, Speaker
+from keel.errors import StoreError
+from keel.link.values import Conversation
+from keel.store import schema
+from keel.store.sql import key, utc
+
+_TABLE = schema.messages
+SPEAKERS: tuple[Speaker, ...] = get_args(Speaker)
+
+
+def _where(conversation: Conversation) -> dict[str, str]:
+    return {
+        "bot": conversation.bot,
+        "chat": conversation.chat,
+        "thread": key(conversation.thread, "the conversation's thread"),
+    }
+
+
+def record_message(
+    conn: Connection,
+    conversation: Conversation,
+    *,
+    turn: int,
+    at: datetime,
+    speaker: Speaker,
+    text: str,
+    message_id: str | None = None,
+) -> None:
+    """Append one message to the conversation's history."""
+    what = f"the {speaker} message of turn {turn} in {conversation.chat}"
+    if speaker not in SPEAKERS:
+        raise StoreError(
+            f"{what} has the speaker {speaker!r} — it must be one of {', '.join(SPEAKERS)}"
+        )
+    if turn < 1:
+        raise StoreError(f"{what} has the turn number {turn} — turns are counted from 1")
+    if not text.strip():
+        # A provider refuses an empty message, and history must never send one.
+        raise StoreError(f"{what} is empty ({text!r}) — record only messages with text")
+    if message_id == "":
+        raise StoreError(f"{what} has an empty message id — pass None when it is not known")
+    conn.execute(
+        _TABLE.insert(),
+        {
+            **_where(conversation),
+            "turn": turn,
+            "at": utc(at, f"the time of {what}"),
+            "speaker": speaker,
+            "text": text,
+            "message_id": message_id,
+        },
+    )
+
+
+def history(
+    conn: Connection, conversation: Conversation, *, before_turn: int, limit: int = 200
+) -> tuple[Message, ...]:
+    """The newest `limit` messages of turns before `before_turn`, oldest first."""
+    if limit < 0:
+        raise StoreError(f"a history limit of {limit} is negative — pass 0 or more messages")
+    if limit == 0:
+        return ()
+    where = _where(conversation)
+    rows = conn.execute(
+        select(_TABLE.c.speaker, _TABLE.c.text)
+        .where(
+            *(_TABLE.c[name] == value for name, value in where.items()),
+            _TABLE.c.turn < before_turn,
+        )
+        .order_by(_TABLE.c.turn.desc(), _TABLE.c.id.desc())
+        .limit(limit)
+    ).all()
+    return tuple(Message(role=_speaker(row.speaker), text=row.text) for row in reversed(rows))
+
+
+def _speaker(value: str) -> Speaker:
+    for speaker in SPEAKERS:
+        if value == speaker:
+            return speaker
+    raise StoreError(
+        f"a row of {_TABLE.name} has the speaker {value!r} — it must be one of "
+        f"{', '.join(SPEAKERS)}; correct or delete the row"
+    )

@@ -1,0 +1,225 @@
+"""Fakes for tests: a scripted model that answers in the providers' own wire formats.
+
+`ScriptedModel` plays a fixed list of model steps. It sits behind an `httpx2.MockTransport`,
+so a test drives the real SDK client and the real adapter end to end, with no network:
+
+    scripted = ScriptedModel([ModelStep(calls=(call,)), ModelStep(text="done")])
+    model = OpenAIChatModel(client=scripted.openai_client())
+    ...
+    assert scripted.requests[1].body["messages"][-1]["role"] == "tool"
+
+The wire format follows the path asked for: `/chat/completions` gets a Chat Completions
+answer, `/responses` a Responses answer, `/messages` an Anthropic Messages answer. Every
+request body is recorded. A request past the end of the script is recorded too and answered
+with a provider error (HTTP 400, never retried) saying how many steps were scripted, so the
+SDK raises it in the test instead of the test hanging on or passing by luck.
+
+The SDKs and httpx2 are imported inside the functions that need them: importing this module
+does not need the `providers` extra.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from keel.assemble.values import ModelStep
+
+if TYPE_CHECKING:
+    import httpx2
+    from anthropic import Anthropic
+    from openai import OpenAI
+
+__all__ = ["ScriptedModel", "ScriptedRequest"]
+
+BASE_URL = "http://scripted.invalid"
+Body = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedRequest:
+    """One request the scripted model received: its path and its decoded JSON body."""
+
+    path: str
+    body: Mapping[str, Any]
+
+
+class ScriptedModel:
+    """A deterministic model: serves its steps in order, records what it was sent."""
+
+    __slots__ = ("requests", "steps")
+
+    def __init__(self, steps: Iterable[ModelStep]) -> None:
+        self.steps = tuple(steps)
+        self.requests: list[ScriptedRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        """Steps not served yet."""
+        return max(len(self.steps) - len(self.requests), 0)
+
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
+        """Answer one HTTP request in the wire format its path names."""
+        import httpx2
+
+        body = json.loads(request.content or b"{}")
+        path = request.url.path
+        self.requests.append(ScriptedRequest(path=path, body=body))
+        number = len(self.requests)
+        anthropic = path.endswith("/messages")
+        if number > len(self.steps):
+            scripted = len(self.steps)
+            problem = (
+                f"ScriptedModel: request {number} asked for a model step, but only "
+                f"{scripted} {'was' if scripted == 1 else 'were'} scripted"
+            )
+            return httpx2.Response(400, json=_error(problem, anthropic=anthropic))
+        step = self.steps[number - 1]
+        model = str(body.get("model", "scripted"))
+        if path.endswith("/chat/completions"):
+            return httpx2.Response(200, json=chat_completion(step, number, model))
+        if path.endswith("/responses"):
+            return httpx2.Response(200, json=response(step, number, model))
+        if anthropic:
+            return httpx2.Response(200, json=anthropic_message(step, number, model))
+        problem = f"ScriptedModel: no provider API answers at {path!r}"
+        return httpx2.Response(404, json=_error(problem, anthropic=False))
+
+    def transport(self) -> httpx2.MockTransport:
+        """An httpx2 transport that answers every request from the script."""
+        import httpx2
+
+        return httpx2.MockTransport(self.handle)
+
+    def openai_client(self) -> OpenAI:
+        """An `openai.OpenAI` client wired to this script (no retries)."""
+        import httpx2
+        import openai
+
+        return openai.OpenAI(
+            base_url=f"{BASE_URL}/v1",
+            api_key="test",
+            max_retries=0,
+            http_client=httpx2.Client(transport=self.transport()),
+        )
+
+    def anthropic_client(self) -> Anthropic:
+        """An `anthropic.Anthropic` client wired to this script (no retries)."""
+        import anthropic
+        import httpx2
+
+        return anthropic.Anthropic(
+            base_url=BASE_URL,
+            api_key="test",
+            max_retries=0,
+            http_client=httpx2.Client(transport=self.transport()),
+        )
+
+
+def chat_completion(step: ModelStep, number: int, model: str) -> Body:
+    """A step as an OpenAI Chat Completions answer."""
+    message: Body = {"role": "assistant", "content": step.text or None, "refusal": None}
+    if step.calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+            }
+            for call in step.calls
+        ]
+    return {
+        "id": f"chatcmpl-scripted-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if step.calls else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+def response(step: ModelStep, number: int, model: str) -> Body:
+    """A step as an OpenAI Responses answer."""
+    output: list[Body] = []
+    if step.text:
+        text = {"type": "output_text", "text": step.text, "annotations": []}
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_scripted_{number}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [text],
+            }
+        )
+    output += [
+        {
+            "type": "function_call",
+            "id": f"fc_scripted_{number}_{index}",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": json.dumps(dict(call.arguments)),
+            "status": "completed",
+        }
+        for index, call in enumerate(step.calls)
+    ]
+    return {
+        "id": f"resp_scripted_{number}",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "completed",
+        "output": output,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "parallel_tool_calls": True,
+        "temperature": None,
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": None,
+        "usage": {
+            "input_tokens": 0,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 0,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 0,
+        },
+    }
+
+
+def anthropic_message(step: ModelStep, number: int, model: str) -> Body:
+    """A step as an Anthropic Messages answer."""
+    content: list[Body] = [{"type": "text", "text": step.text}] if step.text else []
+    content += [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}
+        for call in step.calls
+    ]
+    return {
+        "id": f"msg_scripted_{number}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if step.calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+
+
+def _error(message: str, *, anthropic: bool) -> Body:
+    if anthropic:
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
