@@ -29,6 +29,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -109,6 +110,10 @@ def median_ms(runs: int, actions: dict[str, Callable[[], object]]) -> dict[str, 
     return {label: statistics.median(values) * 1000 for label, values in times.items()}
 
 
+def count_each(counter: TokenCounter, texts: list[str]) -> list[int]:
+    return [counter.count(text) for text in texts]
+
+
 def speed(runs: int, o200k: TiktokenCounter, workload: Any) -> dict[str, Any]:
     messages = workload_messages(workload)
     texts = [text for _, text in messages]
@@ -118,8 +123,8 @@ def speed(runs: int, o200k: TiktokenCounter, workload: Any) -> dict[str, Any]:
         counters["toktok"] = ToktokCounter.load("o200k_base")
     actions: dict[str, Callable[[], object]] = {}
     for label, counter in counters.items():
-        actions[f"{label} whole"] = lambda c=counter: c.count(whole)
-        actions[f"{label} per message"] = lambda c=counter: [c.count(t) for t in texts]
+        actions[f"{label} whole"] = partial(counter.count, whole)
+        actions[f"{label} per message"] = partial(count_each, counter, texts)
     return {
         "bytes": len(whole.encode()),
         "messages": len(messages),

@@ -50,8 +50,9 @@ def missing_rank_files() -> str | None:
         return None
     return (
         f"tokenizer rank files {', '.join(missing)} not found in {folder}: put "
-        f"o200k_base.tiktoken and cl100k_base.tiktoken there (the `shared/data` folder "
-        f"beside this repository's folder) or set {RANK_DIR_VARIABLE} to their folder"
+        f"o200k_base.tiktoken and cl100k_base.tiktoken in that folder, or set "
+        f"{RANK_DIR_VARIABLE} to the folder that has them (by default it is the "
+        f"`shared/data` folder beside this repository's folder)"
     )
 
 

@@ -221,7 +221,7 @@ parcel watch --carrier dhl --every 15m
 > **Note:** carriers limit how often you may ask. Keep `every` at five minutes or more.
 
 See [the guide](https://example.com/parcel/guide) or open an issue at
-<https://github.com/example/parcel/issues>.
+<https://git.example.com/parcel/issues>.
 """
 
 PYTHON_MODULE = '''\

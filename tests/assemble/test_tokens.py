@@ -7,17 +7,18 @@ to put the files: a silent skip would let the estimate drift unmeasured.
 
 from __future__ import annotations
 
+import importlib
 import statistics
 import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 import tiktoken
 import tiktoken.load
-import tiktoken_ext.openai_public
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,17 +61,14 @@ def exact(encoding: Encoding) -> TiktokenCounter:
 def _tiktoken_own(encoding: str) -> Any:
     """tiktoken's own definition of the encoding (pattern, specials), fed the local file."""
     data = (rank_folder() / f"{encoding}.tiktoken").read_bytes()
-    original = tiktoken.load.read_file_cached
 
     def local(blobpath: str, expected_hash: str | None = None) -> bytes:
         return data
 
-    tiktoken.load.read_file_cached = local  # type: ignore[assignment]
-    try:
-        constructor: Callable[[], dict[str, Any]] = getattr(tiktoken_ext.openai_public, encoding)
+    public = importlib.import_module("tiktoken_ext.openai_public")
+    with patch.object(tiktoken.load, "read_file_cached", local):  # its loader, our bytes
+        constructor: Callable[[], dict[str, Any]] = getattr(public, encoding)
         return tiktoken.Encoding(**constructor())
-    finally:
-        tiktoken.load.read_file_cached = original
 
 
 def relative_error(estimate: int, real: int) -> float:

@@ -90,6 +90,12 @@ def overflow_message(assembly: Assembly, fit: Fit, transcript_tokens: int = 0) -
             f"{fit.output_reserve:,} is over the window of {fit.window:,}"
         )
     top = sizes[0][0] if sizes else ""
+    if transcript_tokens:
+        # A later request: the turn's own tool results are what grew it past the limit.
+        problem += (
+            f", after this turn's model steps and tool results added {transcript_tokens:,} tokens"
+        )
+        top = "transcript"
     family = top if top in KNOBS else top.split(".", 1)[0]
     knob = KNOBS.get(family, f"sections.{top}")
     return (

@@ -115,6 +115,7 @@ _REFINED: Final = (
     ((b"\xe0\xa4", b"\xe0\xa5"), -0.15),  # Devanagari: cheaper than the other Indic scripts
     ((b"\xe0\xb8", b"\xe0\xb9"), 0.18),  # Thai: dearer
     ((b"\xe1\xba", b"\xe1\xbb"), -0.27),  # Vietnamese letters: no dearer than a Latin one
+    (tuple(b"\xe1" + bytes([second]) for second in range(0x88, 0x8E)), 1.5),  # Ethiopic
 )
 _REFINED_LEADS: Final = b"\xd1\xd2\xe0\xe1"
 

@@ -1,0 +1,75 @@
+"""`keel turn` and assembly: sections and fit in JSON, provider payloads, exit 4."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from keel.cli import app
+from tests.runtime.driver import copy_reference
+
+runner = CliRunner()
+ACME = ("--bot", "nova", "--chat", "tg:chat:-1002000000101", "--at", "2026-11-29T19:00:00Z")
+
+
+def turn(brain: Path, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["turn", str(brain), *ACME, *args])
+    return result.exit_code, result.output
+
+
+def test_json_carries_sections_and_the_fit(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    code, out = turn(brain, "--input", "hello", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    ids = [s["id"] for s in data["sections"]]
+    assert ids[:3] == ["sys.time", "identity", "tenancy"]
+    assert "context.client@acme" in ids
+    assert ids[-1] == "current"
+    assert data["fit"]["ok"] is True
+    assert data["fit"]["estimate"] > sum(s["used_tokens"] for s in data["sections"]) // 2
+
+
+def test_the_human_view_shows_a_section_table_then_the_input(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    code, out = turn(brain, "--input", "hello")
+    assert code == 0, out
+    table = out.index("section")
+    assert out.index("context.client@acme") > table
+    assert "fits: " in out
+    assert out.index("user (this turn)") > out.index("fits: ")
+    assert out.rstrip().endswith("hello")
+
+
+def test_each_format_prints_its_providers_request(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    _, out = turn(brain, "--input", "hi", "--format", "openai")
+    chat = json.loads(out)
+    assert chat["messages"][-1]["role"] == "user"
+    assert chat["messages"][-1]["content"].endswith("hi")
+    _, out = turn(brain, "--input", "hi", "--format", "anthropic")
+    anthropic = json.loads(out)
+    assert anthropic["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "feature-context feature=" not in json.dumps(anthropic["system"])
+    _, out = turn(brain, "--input", "hi", "--format", "responses")
+    assert "instructions" in json.loads(out)
+
+
+def test_a_turn_that_does_not_fit_exits_4_and_records_nothing(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    manifest = brain / "constitution" / "MANIFEST.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("input_allocation:", "input_allocation: 100 #"), "utf-8")
+    code, out = turn(brain, "--input", "hello", "--json")
+    assert code == 4
+    data = json.loads(out)
+    assert "over the input allocation of 100" in data["overflow"]
+    assert data["fit"]["ok"] is False
+    code, out = turn(brain, "--input", "hello")
+    assert code == 4
+    manifest.write_text(text, "utf-8")
+    code, out = turn(brain, "--input", "hello", "--json")
+    assert code == 0
+    assert json.loads(out)["turn"] == 1, "the refused turns left no trace"
