@@ -10,6 +10,9 @@ from keel.code import define_context, define_gate
 from keel.doctor import Finding, Report, run_doctor
 from keel.errors import KeelError
 from keel.link import Conversation, Link, LinkResult, RunRef, TurnRequest, link_turn
+from keel.assemble.tokens import Estimator
+from keel.runtime.assembly import prepare_and_assemble
+from keel.runtime.loop import run_turn
 from keel.runtime.prepare import PreparedTurn, prepare_turn
 from keel.state import connect
 from keel.store import Store
@@ -22,6 +25,7 @@ __all__ = [
     "BrainSource",
     "ContextSpec",
     "Conversation",
+    "Estimator",
     "Finding",
     "KeelError",
     "Link",
@@ -42,6 +46,8 @@ __all__ = [
     "load_brain",
     "open_context",
     "origin_of",
+    "prepare_and_assemble",
     "prepare_turn",
     "run_doctor",
+    "run_turn",
 ]
