@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,24 +38,33 @@ def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.fixture
-def postgres_engine() -> Iterator[Engine]:
-    """The PostgreSQL test server, inside a fresh schema that is dropped afterwards."""
+@contextmanager
+def fresh_schema() -> Iterator[URL]:
+    """The test server's URL with its search_path on a new schema, dropped afterwards."""
     url = postgres_url()
     schema = f"keel_test_{secrets.token_hex(8)}"
     admin = create_engine(url)
     try:
         with admin.begin() as conn:
             conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-        engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
         try:
-            yield engine
+            yield url.update_query_dict({"options": f"-csearch_path={schema}"})
         finally:
-            engine.dispose()
             with admin.begin() as conn:
                 conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
     finally:
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_engine() -> Iterator[Engine]:
+    """The PostgreSQL test server, inside a fresh schema that is dropped afterwards."""
+    with fresh_schema() as url:
+        engine = create_engine(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
 
 
 @pytest.fixture(
@@ -79,20 +89,8 @@ def sqlite_url(tmp_path: Path) -> str:
 @pytest.fixture
 def postgres_url_in_schema() -> Iterator[str]:
     """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""
-    url = postgres_url()
-    schema = f"keel_test_{secrets.token_hex(8)}"
-    admin = create_engine(url)
-    try:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-        try:
-            scoped = url.update_query_dict({"options": f"-csearch_path={schema}"})
-            yield scoped.render_as_string(hide_password=False)
-        finally:
-            with admin.begin() as conn:
-                conn.exec_driver_sql(f'DROP SCHEMA "{schema}" CASCADE')
-    finally:
-        admin.dispose()
+    with fresh_schema() as url:
+        yield url.render_as_string(hide_password=False)
 
 
 @pytest.fixture(

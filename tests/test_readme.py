@@ -18,7 +18,7 @@ def test_the_python_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     brain = tmp_path / "brain"
     shutil.copytree(ROOT / "examples" / "brain", brain, ignore=shutil.ignore_patterns(".keel"))
     code = blocks[0].replace("examples/brain", brain.as_posix())
-    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "('client', 'acme', 'chat')" in out
     assert out.rstrip().endswith("True")

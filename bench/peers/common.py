@@ -1,11 +1,15 @@
-"""What every peer runner shares: the workload, the timing loop, the one JSON line it prints.
+"""What every peer runner shares: the workload, the timing, and the line protocol.
 
 A runner is started by `bench/assembly.py` with the peers' own interpreter (the venv under
-`bench/.peers/`, never Keel's), so nothing here imports Keel. It renders the standard
-workload `--runs` times after `--warmup` renders, each timed alone after a collection (as
-Keel's side is timed), and prints one JSON object: the times, the chat messages of the
-last render as (role, text) pairs, and the token count the peer itself believed it sent.
-The parent measures what was sent with one counter for everyone.
+`bench/.peers/`, never Keel's), so nothing here imports Keel. It serves requests on stdin,
+one per line, and answers each with one JSON line on stdout:
+
+- `run N`: N renders, each timed alone after a collection (as Keel's side is timed);
+  answers `{"times": [seconds, ...]}`. The parent asks for one render per round, between
+  Keel's, so a busy machine slows every contender alike.
+- `report`: the last render's chat messages as (role, text) pairs, the token count the
+  peer itself believed it sent, and the package's version. The parent measures what was
+  sent with one counter for everyone.
 
 o200k_base comes from tiktoken's own cache folder (`TIKTOKEN_CACHE_DIR`), which the parent
 fills from the local rank file: nothing is downloaded.
@@ -18,7 +22,6 @@ import gc
 import importlib.util
 import json
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -34,8 +37,6 @@ Render = Callable[[], tuple[Messages, int, str]]  # messages, claimed tokens, a 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", type=Path, required=True, help="shared/bench/workload.py")
-    parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
     if not os.environ.get("TIKTOKEN_CACHE_DIR"):
         raise SystemExit("TIKTOKEN_CACHE_DIR is not set: run this through bench/assembly.py")
@@ -52,29 +53,29 @@ def load_workload(path: Path) -> ModuleType:
     return module
 
 
-def measure(peer: str, package: str, render: Render, args: argparse.Namespace) -> None:
-    """Warm up, time `args.runs` renders, print the JSON report on stdout."""
-    for _ in range(args.warmup):
-        render()
-    times: list[float] = []
-    result: tuple[Messages, int, str] | None = None
-    for _ in range(args.runs):
-        gc.collect()
-        start = time.perf_counter()
-        result = render()
-        times.append(time.perf_counter() - start)
-    if result is None:
-        raise SystemExit("--runs must be at least 1")
-    messages, claimed, note = result
-    report: dict[str, Any] = {
-        "peer": peer,
-        "version": version(package),
-        "python": sys.version.split()[0],
-        "runs": args.runs,
-        "median_ms": statistics.median(times) * 1e3,
-        "min_ms": min(times) * 1e3,
-        "claimed_tokens": claimed,
-        "note": note,
-        "messages": messages,
-    }
-    print(json.dumps(report))
+def serve(peer: str, package: str, render: Render) -> None:
+    """Answer `run N` and `report` requests until stdin closes."""
+    last = render()  # the first render loads the encoding: never timed
+    for line in sys.stdin:
+        command, _, count = line.strip().partition(" ")
+        if command == "run":
+            times: list[float] = []
+            for _ in range(int(count)):
+                gc.collect()
+                start = time.perf_counter()
+                last = render()
+                times.append(time.perf_counter() - start)
+            answer: dict[str, Any] = {"times": times}
+        elif command == "report":
+            messages, claimed, note = last
+            answer = {
+                "peer": peer,
+                "version": version(package),
+                "python": sys.version.split()[0],
+                "claimed_tokens": claimed,
+                "note": note,
+                "messages": messages,
+            }
+        else:
+            answer = {"error": f"unknown request {line.strip()!r}"}
+        print(json.dumps(answer), flush=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from common import Messages, arguments, load_workload, measure
+from common import Messages, arguments, load_workload, serve
 from priomptipy import AssistantMessage, Scope, SystemMessage, UserMessage, render
 from priomptipy.lib import prompt_to_openai_chat_messages
 
@@ -58,7 +58,7 @@ def main() -> None:
         messages = [(m["role"], m["content"]) for m in sent]
         return messages, int(out["token_count"]), f"priority cutoff {out['priority_cutoff']:g}"
 
-    measure("priomptipy", "priomptipy", once, args)
+    serve("priomptipy", "priomptipy", once)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from common import Messages, arguments, load_workload, measure
+from common import Messages, arguments, load_workload, serve
 from prompt_poet import Prompt, TruncationError
 
 TEMPLATE = """\
@@ -119,7 +119,7 @@ def main() -> None:
             group = key
         return messages, len(prompt.tokens), note
 
-    measure("prompt-poet", "prompt-poet", once, args)
+    serve("prompt-poet", "prompt-poet", once)
 
 
 if __name__ == "__main__":

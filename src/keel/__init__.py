@@ -5,12 +5,12 @@ and each client's rows stay in its own room. Start with `load_brain` (or `BrainS
 a long-lived process), then `prepare_turn` for what one turn carries.
 """
 
+from keel.assemble.tokens import Estimator
 from keel.brain import Brain, BrainSource, ContextSpec, ReachEntry, RoleSpec, load_brain
 from keel.code import define_context, define_gate
 from keel.doctor import Finding, Report, run_doctor
 from keel.errors import KeelError
 from keel.link import Conversation, Link, LinkResult, RunRef, TurnRequest, link_turn
-from keel.assemble.tokens import Estimator
 from keel.runtime.assembly import prepare_and_assemble
 from keel.runtime.loop import run_turn
 from keel.runtime.prepare import PreparedTurn, prepare_turn

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +14,6 @@ from keel.errors import FitOverflow
 from keel.link import Conversation, TurnRequest
 from keel.runtime.loop import run_turn
 from keel.runtime.models import AnthropicModel, OpenAIChatModel
-from keel.state import apply_sql, connect
 from keel.store import Store
 from keel.testing import ScriptedModel
 
@@ -27,21 +24,13 @@ COUNTER = Estimator()
 
 
 @pytest.fixture
-def brain(tmp_path: Path) -> Brain:
-    root = tmp_path / "brain"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".keel"))
-    return load_brain(root)
+def brain(reference_brain: Brain) -> Brain:
+    return reference_brain
 
 
 @pytest.fixture
-def store(brain: Brain, database_url: str) -> Iterator[Store]:
-    engine = connect(database_url, brain)
-    if engine.dialect.name != "sqlite":
-        apply_sql(engine, brain.state_sql)
-    made = Store(engine)
-    made.migrate()
-    yield made
-    engine.dispose()
+def store(reference_store: Store) -> Store:
+    return reference_store
 
 
 def call(tool: str, **arguments: str) -> ModelStep:

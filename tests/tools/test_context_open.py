@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
 
-from keel.brain import Brain, ReachEntry, load_brain
+from keel.brain import Brain, ReachEntry
 from keel.errors import Refused
 from keel.link import Conversation, TurnRequest
-from keel.state import apply_sql, connect
 from keel.store import Store
 from keel.tools.context_open import open_context
 
@@ -23,21 +19,13 @@ NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def brain(tmp_path: Path) -> Brain:
-    root = tmp_path / "brain"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".keel"))
-    return load_brain(root)
+def brain(reference_brain: Brain) -> Brain:
+    return reference_brain
 
 
 @pytest.fixture
-def store(brain: Brain, database_url: str) -> Iterator[Store]:
-    engine: Engine = connect(database_url, brain)
-    if engine.dialect.name != "sqlite":
-        apply_sql(engine, brain.state_sql)
-    made = Store(engine)
-    made.migrate()
-    yield made
-    engine.dispose()
+def store(reference_store: Store) -> Store:
+    return reference_store
 
 
 def opened(brain: Brain, store: Store, request: TurnRequest, entry: ReachEntry) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from keel.brain import load_brain
+from keel.brain import Brain, RoleSpec, load_brain
 from keel.cli.app import EXIT_REFUSED, app, console, emit_json, fail
 from keel.cli.options import (
     AtOpt,
@@ -31,7 +31,7 @@ from keel.link.gather import resolve_role
 from keel.link.values import Conversation, TurnRequest
 from keel.state import apply_sql, connect, default_url
 from keel.state.database import creates
-from keel.tools.binding import check_bind, check_unbind
+from keel.tools.binding import bind_context, unbind_context
 from keel.tools.send import origin_of
 
 
@@ -117,6 +117,16 @@ def send(
     guard(as_json, body)
 
 
+def _role(
+    brain: Brain, role: str | None, bot: str | None, chat: str, thread: str | None
+) -> RoleSpec:
+    """The role a binding command acts as: named, or access.yaml's for the bot and chat."""
+    conversation = Conversation(bot=bot or "cli", chat=chat, thread=thread)
+    return resolve_role(
+        brain, TurnRequest(conversation=conversation, now=parse_at(None), role=role)
+    )
+
+
 BindContext = Annotated[str, typer.Option("--context", help="The context to bind.")]
 BindBot = Annotated[
     str | None, typer.Option("--bot", help="The bot the binding is for (default: every bot).")
@@ -139,23 +149,18 @@ def bind(
 
     def body() -> None:
         with open_brain(brain, db) as opened:
-            request = TurnRequest(
-                conversation=Conversation(bot=bot or "cli", chat=chat, thread=thread),
-                now=parse_at(None),
-                role=role,
-            )
-            spec = resolve_role(opened.brain, request)
-            binding = check_bind(
-                opened.brain,
-                spec,
-                context=context,
-                entity=entity,
-                chat=chat,
-                thread=thread,
-                bot=bot,
-            )
+            spec = _role(opened.brain, role, bot, chat, thread)
             with opened.store.transaction() as tx:
-                tx.bind(binding)
+                bind_context(
+                    opened.brain,
+                    tx,
+                    spec,
+                    context=context,
+                    entity=entity,
+                    chat=chat,
+                    thread=thread,
+                    bot=bot,
+                )
         result = {
             "bound": {
                 "context": context,
@@ -191,17 +196,11 @@ def unbind(
 
     def body() -> None:
         with open_brain(brain, db) as opened:
-            request = TurnRequest(
-                conversation=Conversation(bot=bot or "cli", chat=chat, thread=thread),
-                now=parse_at(None),
-                role=role,
-            )
-            spec = resolve_role(opened.brain, request)
-            check_unbind(opened.brain, spec, context=context, chat=chat)
+            spec = _role(opened.brain, role, bot, chat, thread)
             with opened.store.transaction() as tx:
-                removed = tx.unbind(context=context, chat=chat, thread=thread, bot=bot)
-            if not removed:
-                raise Refused(f"no binding of '{context}' made by context_bind here to remove")
+                unbind_context(
+                    opened.brain, tx, spec, context=context, chat=chat, thread=thread, bot=bot
+                )
         if as_json:
             emit_json({"unbound": {"context": context, "chat": chat, "thread": thread, "bot": bot}})
         else:

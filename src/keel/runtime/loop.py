@@ -19,12 +19,12 @@ from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult, Tran
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry, RoleSpec
 from keel.errors import Refused
-from keel.link.values import Binding, TurnRequest
+from keel.link.values import TurnRequest
 from keel.runtime.assembly import prepare_and_assemble
 from keel.runtime.models import ModelClient
 from keel.runtime.prepare import PreparedTurn, Session
 from keel.store import Store
-from keel.tools.binding import check_bind, check_unbind
+from keel.tools.binding import bind_context, unbind_context
 from keel.tools.context_open import open_context
 
 DEFAULT_MAX_STEPS = 8
@@ -65,9 +65,11 @@ def _execute(
         chat = _text(args, "chat") or conversation.chat
         thread = _text(args, "thread")
         bot = _text(args, "bot")
+        where = chat + (f" thread {thread}" if thread else "")
         if call.name == "context_bind":
-            binding: Binding = check_bind(
+            bind_context(
                 brain,
+                tx,
                 role,
                 context=context,
                 entity=_text(args, "entity"),
@@ -75,12 +77,9 @@ def _execute(
                 thread=thread,
                 bot=bot,
             )
-            tx.bind(binding)
-            return f"bound {context} in {chat}" + (f" thread {thread}" if thread else "")
-        check_unbind(brain, role, context=context, chat=chat)
-        if not tx.unbind(context=context, chat=chat, thread=thread, bot=bot):
-            raise Refused(f"no binding of '{context}' made by context_bind here to remove")
-        return f"unbound {context} in {chat}"
+            return f"bound {context} in {where}"
+        unbind_context(brain, tx, role, context=context, chat=chat, thread=thread, bot=bot)
+        return f"unbound {context} in {where}"
 
 
 def _results(

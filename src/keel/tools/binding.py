@@ -1,7 +1,8 @@
 """`context_bind` / `context_unbind`: binding a chat (or a thread) to an entity at run time.
 
-The checks are pure; the caller stores what they allow. Every refusal says why and what
-to do instead, because the agent reads it.
+`check_bind` / `check_unbind` are pure; `bind_context` / `unbind_context` check, then
+store in the caller's transaction. Every refusal says why and what to do instead, because
+the agent reads it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
 from keel.errors import Refused
 from keel.link.values import Binding
+from keel.store import Tx
 
 BIND_CAPABILITY = "context:bind"
 
@@ -68,3 +70,38 @@ def check_unbind(brain: Brain, role: RoleSpec, *, context: str, chat: str) -> No
                 f"'{context}' is bound in chat {chat} by access.yaml (bot {rule.bot}'s rule) — "
                 "edit that rule instead; the tool removes only bindings made by context_bind"
             )
+
+
+def bind_context(
+    brain: Brain,
+    tx: Tx,
+    role: RoleSpec,
+    *,
+    context: str,
+    entity: str | None,
+    chat: str,
+    thread: str | None = None,
+    bot: str | None = None,
+) -> Binding:
+    """context_bind: check, then store the binding (replacing one in the same place)."""
+    binding = check_bind(
+        brain, role, context=context, entity=entity, chat=chat, thread=thread, bot=bot
+    )
+    tx.bind(binding)
+    return binding
+
+
+def unbind_context(
+    brain: Brain,
+    tx: Tx,
+    role: RoleSpec,
+    *,
+    context: str,
+    chat: str,
+    thread: str | None = None,
+    bot: str | None = None,
+) -> None:
+    """context_unbind: check, then remove the binding; `Refused` when there is none."""
+    check_unbind(brain, role, context=context, chat=chat)
+    if not tx.unbind(context=context, chat=chat, thread=thread, bot=bot):
+        raise Refused(f"no binding of '{context}' made by context_bind here to remove")
