@@ -7,6 +7,7 @@ half way leaves nothing behind; its views are read in that same transaction.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +23,11 @@ from keel.budget.knobs import context_chars, turn_knobs
 from keel.budget.render import Block, render_block
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn
-from keel.link.values import Link, LinkResult, Refusal, Stored, TurnRequest
+from keel.link.values import Conversation, Link, LinkResult, Refusal, Stored, TurnRequest
 from keel.state.views import ViewRows, read_view
 from keel.store import LedgerEntry, Store
+
+LOG = logging.getLogger("keel.turn")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +156,7 @@ def prepare_turn(
             kept=tx.kept(conversation),
         )
         result: LinkResult = link_turn(brain, request, stored)
+        _log_link(conversation, turn, result)
         role = brain.roles[result.role]
         fitted = fit_links(brain, role, result.links, tx.connection)
         rows = turn_knobs(role, brain.manifest).rows
@@ -190,6 +194,26 @@ def prepare_turn(
         if before_commit is not None:
             before_commit(prepared)
     return prepared
+
+
+def _log_link(conversation: Conversation, turn: int, result: LinkResult) -> None:
+    """Refused links (another tenant's key, a bad attach) and dropped entries, for operators."""
+    where = f"{conversation.bot}/{conversation.chat}" + (
+        f"/{conversation.thread}" if conversation.thread else ""
+    )
+    for refusal in result.refused:
+        key = f"@{refusal.entity}" if refusal.entity is not None else ""
+        LOG.warning(
+            "turn %s in %s: %s link to %s%s refused: %s",
+            turn,
+            where,
+            refusal.kind,
+            refusal.context,
+            key,
+            refusal.reason,
+        )
+    for line in result.log:
+        LOG.info("turn %s in %s: %s", turn, where, line)
 
 
 def _ledger(request: TurnRequest, turn: int, role: str, fitted: Fitted) -> list[LedgerEntry]:

@@ -1,0 +1,30 @@
+"""Preparing a turn logs what it refused, so an operator sees a tenant key turned away."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import pytest
+
+from keel.brain import Brain, ReachEntry
+from keel.link import Conversation, TurnRequest
+from keel.runtime.prepare import prepare_turn
+from keel.store import Store
+
+
+def test_a_refused_link_is_logged_with_the_room_and_the_reason(
+    reference_brain: Brain, reference_store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    room = Conversation(bot="nova", chat="tg:chat:-1002000000101")
+    request = TurnRequest(
+        conversation=room, now=datetime(2026, 11, 29, tzinfo=UTC),
+        open=(ReachEntry(context="client", entity="globex"),),
+    )
+    with caplog.at_level(logging.WARNING, logger="keel.turn"):
+        prepared = prepare_turn(reference_brain, reference_store, request)
+    assert [r.kind for r in prepared.refused] == ["ask"]
+    assert len(caplog.records) == 1
+    message = caplog.records[0].getMessage()
+    assert message.startswith("turn 1 in nova/tg:chat:-1002000000101: ask link to client@globex")
+    assert "bound to client 'acme'" in message
