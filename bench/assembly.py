@@ -29,7 +29,6 @@ import argparse
 import contextlib
 import cProfile
 import gc
-import hashlib
 import importlib.util
 import json
 import os
@@ -47,13 +46,14 @@ from typing import Any
 from keel.assemble.assembler import AssemblyInputs, assemble, tool_text
 from keel.assemble.budgets import DEFAULT_BUDGETS, SectionBudgets
 from keel.assemble.elastic import RenderInput
+from keel.assemble.exact import TiktokenCounter, ToktokCounter
 from keel.assemble.fit import payload_messages
-from keel.assemble.tokens import Estimator, TiktokenCounter, TokenCounter, ToktokCounter
+from keel.assemble.tokens import Estimator, TokenCounter
 from keel.assemble.values import Assembly, Message, ModelLimits, ToolSpec
 from keel.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS = REPO / "bench" / ".peers"  # git-ignored: the peers' venv and tiktoken's cache
+PEERS = REPO / "bench" / ".peers"  # git-ignored: the peers' venv
 PEER_PINS = ("priomptipy==0.19.1", "prompt-poet==0.0.52", "tiktoken==0.14.0")
 # prompt-poet 0.0.52 pins tiktoken 0.7.0; every peer counts with the same tiktoken here.
 PEER_OVERRIDES = ("tiktoken==0.14.0",)
@@ -61,7 +61,6 @@ PEER_SCRIPTS = {
     "priomptipy": REPO / "bench" / "peers" / "priomptipy_peer.py",
     "prompt-poet": REPO / "bench" / "peers" / "prompt_poet_peer.py",
 }
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 TARGETS = {"estimate": 30.0, "o200k": 10.0}  # Keel at least this many times priomptipy's speed
 
 Chat = list[tuple[str, str]]
@@ -192,26 +191,19 @@ def peer_python() -> Path:
     return python
 
 
-def tiktoken_cache(rank_file: Path) -> Path:
-    """tiktoken's cache folder holding o200k_base, so the peers load it without a download."""
-    folder = PEERS / "tiktoken-cache"
-    cached = folder / hashlib.sha1(O200K_URL.encode()).hexdigest()
-    if not cached.exists() or cached.stat().st_size != rank_file.stat().st_size:
-        folder.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rank_file, cached)
-    return folder
-
-
 class Peer:
     """A peer's runner, alive for the whole benchmark, rendering when asked (peers/common.py)."""
 
-    def __init__(self, name: str, python: Path, cache: Path, shared: Path) -> None:
+    def __init__(self, name: str, python: Path, shared: Path) -> None:
         self.name = name
-        env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)}
-        env.pop("VIRTUAL_ENV", None)
-        workload = str(shared / "bench" / "workload.py")
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
         self.process = subprocess.Popen(
-            [str(python), str(PEER_SCRIPTS[name]), "--workload", workload],
+            [
+                str(python),
+                str(PEER_SCRIPTS[name]),
+                *("--workload", str(shared / "bench" / "workload.py")),
+                *("--rank-file", str(shared / "data" / "o200k_base.tiktoken")),
+            ],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -335,8 +327,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     peers: dict[str, Peer] = {}
     if not args.no_peers:
-        python, cache = peer_python(), tiktoken_cache(rank_file)
-        peers = {name: Peer(name, python, cache, shared) for name in PEER_SCRIPTS}
+        python = peer_python()
+        peers = {name: Peer(name, python, shared) for name in PEER_SCRIPTS}
     try:
         for peer in peers.values():
             peer.times(args.warmup)

@@ -39,13 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from tests.assemble.corpus import corpus, missing_rank_files, rank_dir  # noqa: E402
 
-from keel.assemble.tokens import (  # noqa: E402 - the repository root is on the path first
-    Estimator,
-    TiktokenCounter,
-    TokenCounter,
-    ToktokCounter,
-    estimate_tokens,
-)
+from keel.assemble.exact import TiktokenCounter, ToktokCounter  # noqa: E402 - root on path first
+from keel.assemble.tokens import Estimator, TokenCounter, estimate_tokens  # noqa: E402
 from keel.errors import UsageError  # noqa: E402
 
 WORKLOAD = REPO / ".." / "shared" / "bench" / "workload.py"

@@ -11,17 +11,18 @@ one per line, and answers each with one JSON line on stdout:
   peer itself believed it sent, and the package's version. The parent measures what was
   sent with one counter for everyone.
 
-o200k_base comes from tiktoken's own cache folder (`TIKTOKEN_CACHE_DIR`), which the parent
-fills from the local rank file: nothing is downloaded.
+o200k_base is put in tiktoken's registry from the local rank file (`--rank-file`), built by
+tiktoken's own constructor with its published hash checked: nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import gc
+import hashlib
 import importlib.util
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -37,10 +38,30 @@ Render = Callable[[], tuple[Messages, int, str]]  # messages, claimed tokens, a 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", type=Path, required=True, help="shared/bench/workload.py")
+    parser.add_argument("--rank-file", type=Path, required=True, help="o200k_base.tiktoken")
     args = parser.parse_args()
-    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
-        raise SystemExit("TIKTOKEN_CACHE_DIR is not set: run this through bench/assembly.py")
+    register_o200k(args.rank_file)
     return args
+
+
+def register_o200k(rank_file: Path) -> None:
+    """o200k_base in tiktoken's registry, from a local rank file, before any peer asks."""
+    import tiktoken
+    import tiktoken.registry
+    from tiktoken_ext import openai_public
+
+    def local(_source: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        data = rank_file.read_bytes()
+        if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
+            raise SystemExit(f"{rank_file} is not the o200k_base rank file tiktoken expects")
+        return {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)
+        }
+
+    openai_public.load_tiktoken_bpe = local  # the constructor's only download
+    encoding = tiktoken.Encoding(**openai_public.o200k_base())
+    tiktoken.registry.ENCODINGS["o200k_base"] = encoding
 
 
 def load_workload(path: Path) -> ModuleType:

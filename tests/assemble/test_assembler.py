@@ -213,3 +213,10 @@ def test_a_later_request_of_the_turn_is_checked_again_as_tool_results_grow() -> 
     )
     with pytest.raises(FitOverflow, match=r"tool results added .* largest: .*transcript"):
         check_request(assembly, big, COUNTER)
+
+
+def test_the_history_notice_counts_messages_that_were_never_read() -> None:
+    assembly = build({"history": 200}, history=chat(30), history_older=170)
+    history = next(s for s in assembly.sections if s.id == "history")
+    hidden = int(history.messages[0].text[1:].split()[0])
+    assert hidden + len(history.messages) - 1 == 200

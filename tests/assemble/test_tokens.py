@@ -22,14 +22,8 @@ import tiktoken.load
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keel.assemble.tokens import (
-    Encoding,
-    Estimator,
-    TiktokenCounter,
-    ToktokCounter,
-    counter_from_settings,
-    estimate_tokens,
-)
+from keel.assemble.exact import TiktokenCounter, ToktokCounter, counter_from_settings
+from keel.assemble.tokens import Encoding, Estimator, estimate_many, estimate_tokens
 from keel.errors import UsageError
 from tests.assemble.corpus import Sample, corpus, missing_rank_files, rank_dir
 
@@ -242,3 +236,13 @@ def test_the_estimate_needs_neither_package(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "toktok", None)
     counter = counter_from_settings(None, None)
     assert counter.count("no packages, no files") > 0
+
+
+@given(st.lists(st.text(max_size=300), max_size=30))
+def test_estimating_many_texts_at_once_matches_one_at_a_time(texts: list[str]) -> None:
+    assert estimate_many(texts) == [estimate_tokens(t) for t in texts]
+
+
+@given(st.lists(st.from_regex(r"[ -~\n\t]{0,200}", fullmatch=True), max_size=40))
+def test_estimating_many_ascii_texts_matches_one_at_a_time(texts: list[str]) -> None:
+    assert estimate_many(texts) == [estimate_tokens(t) for t in texts]

@@ -73,3 +73,47 @@ def test_a_turn_that_does_not_fit_exits_4_and_records_nothing(tmp_path: Path) ->
     code, out = turn(brain, "--input", "hello", "--json")
     assert code == 0
     assert json.loads(out)["turn"] == 1, "the refused turns left no trace"
+
+
+def test_a_sent_message_is_in_the_history_of_the_turn_that_answers_it(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    sent = runner.invoke(
+        app,
+        [
+            "send",
+            str(brain),
+            "--bot",
+            "nova",
+            "--chat",
+            "tg:user:1",
+            "--text",
+            "Tonight: Whiplash",
+            "--run",
+            "heartbeat:evening-film",
+            "--about-entity",
+            "tt2582802",
+            "--message-id",
+            "m1",
+        ],
+    )
+    assert sent.exit_code == 0, sent.output
+    result = runner.invoke(
+        app,
+        [
+            "turn",
+            str(brain),
+            "--dm",
+            "--bot",
+            "nova",
+            "--chat",
+            "tg:user:1",
+            "--reply-to",
+            "m1",
+            "--input",
+            "8/10",
+            "--json",
+        ],
+    )
+    data = json.loads(result.output)
+    history = next(s for s in data["sections"] if s["id"] == "history")
+    assert "assistant: Tonight: Whiplash" in history["text"]

@@ -257,3 +257,42 @@ def test_a_run_with_no_role_named_runs_as_its_entitys_agent(brain: Brain) -> Non
     result = turn(brain, run=RunRef(kind="heartbeat", id="evening-film"))
     assert result.role == "coach"
     assert pairs(result) == [("pick", None, "run")]
+
+
+def test_a_tool_binding_for_one_bot_pins_the_room_for_every_bot(brain: Brain) -> None:
+    room = "tg:chat:555"
+    stored = Stored(
+        turn=1, bindings=(Binding(context="client", entity="acme", chat=room, bot="nova"),)
+    )
+    desk = turn(
+        brain,
+        stored,
+        conversation=Conversation(bot="desk", chat=room),
+        role="client-desk",
+        attach=(ReachEntry(context="client", entity="globex"),),
+    )
+    assert pairs(desk) == []
+    assert "bound to client 'acme'" in desk.refused[0].reason
+    nova = turn(brain, stored, conversation=Conversation(bot="nova", chat=room), role="client-desk")
+    assert pairs(nova) == [("client", "acme", "chat")]
+
+
+@pytest.mark.parametrize(
+    ("run", "kw", "match"),
+    [
+        pytest.param("scenario:first-touch", {"entity": ""}, "1 to 200 characters", id="empty"),
+        pytest.param("scenario:first-touch", {"entity": "p" * 201}, "got 201", id="long"),
+        pytest.param(
+            "heartbeat:evening-film",
+            {"reach": (ReachEntry(context="rating", entity="f_9"),)},
+            "ticks carry no key",
+            id="keyed-heartbeat-reach",
+        ),
+    ],
+)
+def test_keys_given_to_a_run_are_checked(
+    brain: Brain, run: str, kw: dict[str, object], match: str
+) -> None:
+    kind, _, ident = run.partition(":")
+    with pytest.raises(LinkError, match=match):
+        turn(brain, run=RunRef(kind=kind, id=ident), **kw)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from keel.link import Conversation, RunRef, TurnRequest
 from keel.runtime.assembly import prepare_and_assemble
 from keel.state import connect
 from keel.store import Store
-from keel.tools.send import origin_of
+from keel.tools.send import origin_of, record_send
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "brain"
 GOLDEN = Path(__file__).parent / "golden"
@@ -98,14 +98,7 @@ def test_the_film_beat_and_the_reply_to_its_post(brain: Brain, store: Store) -> 
         about_entity="tt2582802",
     )
     with store.transaction() as tx:
-        tx.record_origin(origin)
-        tx.record_message(
-            OWNER,
-            turn=1,
-            at=NOW,
-            speaker="assistant",
-            text="Tonight: Whiplash (2014), 106 minutes.",
-        )
+        record_send(tx, origin, "Tonight: Whiplash (2014), 106 minutes.")
     reply = TurnRequest(
         conversation=OWNER,
         now=NOW + timedelta(hours=3),

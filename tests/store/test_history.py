@@ -103,7 +103,7 @@ def test_a_row_keeps_its_time_in_utc_and_its_message_id(store: Store, engine: En
     [
         pytest.param({"text": ""}, r"user message of turn 1 .* is empty \(''\)", id="empty"),
         pytest.param({"text": " \n\t"}, r"is empty .* record only messages", id="blank"),
-        pytest.param({"turn": 0}, r"turn number 0 — turns are counted from 1", id="turn-0"),
+        pytest.param({"turn": -1}, r"turn number -1 — turns are counted from 0", id="turn-neg"),
         pytest.param({"speaker": "system"}, r"speaker 'system' — it must be one of", id="who"),
         pytest.param({"message_id": ""}, r"empty message id — pass None", id="message-id"),
         pytest.param({"at": datetime(2025, 3, 1)}, r"has no time zone", id="naive-time"),

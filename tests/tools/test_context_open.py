@@ -9,8 +9,9 @@ import pytest
 
 from keel.brain import Brain, ReachEntry
 from keel.errors import Refused
-from keel.link import Conversation, TurnRequest
+from keel.link import Conversation, RunRef, TurnRequest
 from keel.store import Store
+from keel.tools.binding import check_bind
 from keel.tools.context_open import open_context
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "brain"
@@ -63,3 +64,23 @@ def test_an_open_the_role_cannot_make_is_refused_with_why(brain: Brain, store: S
     family = TurnRequest(conversation=ACME, now=NOW, role="family")
     with pytest.raises(Refused, match="cannot call context_open"):
         opened(brain, store, family, ReachEntry(context="shopping"))
+
+
+def test_an_open_answers_with_the_entity_asked_for_not_the_runs(brain: Brain, store: Store) -> None:
+    request = TurnRequest(
+        conversation=Conversation(bot="desk", chat="run:first-touch"),
+        now=NOW,
+        role="sdr",
+        run=RunRef(kind="scenario", id="first-touch"),
+        entity="p_912",
+    )
+    text = opened(brain, store, request, ReachEntry(context="prospect", entity="p_913"))
+    assert 'entity="p_913"' in text
+    assert "p_912" not in text
+
+
+def test_a_binding_key_over_the_limit_is_refused(brain: Brain) -> None:
+    with pytest.raises(Refused, match="1 to 200 characters"):
+        check_bind(
+            brain, brain.roles["support"], context="ticket", entity="T" * 300, chat="tg:chat:1"
+        )

@@ -50,6 +50,7 @@ class AssemblyInputs:
     tools: tuple[ToolSpec, ...] = ()
     renders: tuple[RenderInput, ...] = ()
     history: tuple[Message, ...] = ()
+    history_older: int = 0  # earlier messages not even read: they only count in the notice
     contexts: tuple[tuple[str, str], ...] = ()
     pinned_history: int = 2
 
@@ -146,10 +147,16 @@ def assemble(
     """The turn's sections, shrunk to the input allocation where they may be."""
     head = _fixed_head(inputs, counter, budgets)
     tail = _tail(inputs, counter, budgets)
-    renders = [cut_render(r, counter.count) for r in inputs.renders]
+    renders = [cut_render(r, counter.count, counter.count_each) for r in inputs.renders]
     for cut in renders:
         cut.fit_budget(budgets(cut.section_id))
-    history = cut_history(inputs.history, inputs.pinned_history, counter.count)
+    history = cut_history(
+        inputs.history,
+        inputs.pinned_history,
+        counter.count,
+        counter.count_each,
+        older=inputs.history_older,
+    )
     history.fit_budget(budgets("history"))
 
     # Everything but history and renders is fixed: measure it once, then fit by arithmetic.
@@ -160,17 +167,21 @@ def assemble(
     )
     fixed = sum(s.used_tokens for s in (*head, *tail)) + MESSAGE_FRAME * messages + PRIMING
 
-    def estimate() -> int:
-        return fixed + sum(r.tokens() for r in renders) + history.tokens()
-
     def shrink() -> bool:
         return history.drop_one() or drop_row_level(renders)
 
-    while estimate() > limits.input_allocation and shrink():
+    # The same order as one unit at a time (history, then row levels), with each phase's
+    # constant part summed once instead of on every step.
+    room = limits.input_allocation - fixed
+    shown = sum(r.tokens() for r in renders)
+    while shown + history.tokens() > room and history.drop_one():
         pass
+    room -= history.tokens()
+    while shown > room and drop_row_level(renders):
+        shown = sum(r.tokens() for r in renders)
     while True:
         sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
-        if inputs.history:
+        if inputs.history or inputs.history_older:
             sections.append(_history_section(history, budgets("history")))
         sections += tail
         # The verdict counts the request as it will be sent, with the same counter.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from keel.assemble.values import ModelLimits
 from keel.brain.constitution import Manifest
 from keel.brain.specs import ModelSpec, RoleSpec
+from keel.budget.knobs import first
 
 DEFAULT_BUDGETS: Mapping[str, int] = {
     "sys.time": 40,
@@ -71,13 +72,9 @@ def model_limits(role: RoleSpec | None, manifest: Manifest) -> ModelLimits:
     """The role's `model:`, then MANIFEST's, then defaults; allocation = window - reserve."""
     mine = role.model if role is not None else ModelSpec()
     brain = manifest.model
-
-    def pick(a: int | None, b: int | None, default: int) -> int:
-        return a if a is not None else b if b is not None else default
-
-    window = pick(mine.window, brain.window, DEFAULT_WINDOW)
-    reserve = pick(mine.output_reserve, brain.output_reserve, DEFAULT_OUTPUT_RESERVE)
-    allocation = pick(mine.input_allocation, brain.input_allocation, window - reserve)
+    window = first(mine.window, brain.window, default=DEFAULT_WINDOW)
+    reserve = first(mine.output_reserve, brain.output_reserve, default=DEFAULT_OUTPUT_RESERVE)
+    allocation = first(mine.input_allocation, brain.input_allocation, default=window - reserve)
     return ModelLimits(
         name=mine.name or brain.name or "default",
         window=window,

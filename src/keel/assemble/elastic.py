@@ -14,6 +14,7 @@ from itertools import accumulate
 from keel.assemble.values import Message
 
 Count = Callable[[str], int]
+CountEach = Callable[[Sequence[str]], list[int]]  # one count per text, in one pass
 MESSAGE_FRAME = 4  # tokens a chat message costs beyond its text
 
 
@@ -61,9 +62,12 @@ class RenderCut:
     def notice_tokens(self, hidden: int) -> int:
         if hidden <= 0:
             return 0
-        if hidden not in self._notice_cache:
-            self._notice_cache[hidden] = self.count(rows_notice(hidden, self.section_id) + "\n")
-        return self._notice_cache[hidden]
+        # A notice's cost depends only on how many digits the count has (and one/many).
+        key = len(str(hidden)) if hidden > 1 else 0
+        cost = self._notice_cache.get(key)
+        if cost is None:
+            cost = self._notice_cache[key] = self.count(rows_notice(hidden, self.section_id) + "\n")
+        return cost
 
     def tokens(self, shown: int | None = None) -> int:
         n = self.shown if shown is None else shown
@@ -87,9 +91,9 @@ class RenderCut:
         return "\n".join(line for line in lines if line)
 
 
-def cut_render(source: RenderInput, count: Count) -> RenderCut:
+def cut_render(source: RenderInput, count: Count, count_each: CountEach) -> RenderCut:
     base = count(source.header + "\n") + (count(source.footer) if source.footer else 0)
-    rows = [count(row + "\n") for row in source.rows]
+    rows = count_each([row + "\n" for row in source.rows])
     return RenderCut(source=source, prefix=[0, *accumulate(rows)], base_tokens=base, count=count)
 
 
@@ -102,19 +106,24 @@ class HistoryCut:
     pinned: int
     count: Count
     kept: int = 0
+    older: int = 0  # messages before these that were never read: hidden from the start
     _notice_cache: dict[int, int] = field(default_factory=dict)
 
     @property
     def hidden(self) -> int:
-        return len(self.messages) - self.kept
+        return len(self.messages) - self.kept + self.older
 
     def tokens(self, kept: int | None = None) -> int:
         n = self.kept if kept is None else kept
         shown = self.newest[n]
-        hidden = len(self.messages) - n
-        if hidden and hidden not in self._notice_cache:
-            self._notice_cache[hidden] = self.count(history_notice(hidden)) + MESSAGE_FRAME
-        return shown + (self._notice_cache[hidden] if hidden else 0)
+        hidden = len(self.messages) - n + self.older
+        if not hidden:
+            return shown
+        key = len(str(hidden)) if hidden > 1 else 0
+        cost = self._notice_cache.get(key)
+        if cost is None:
+            cost = self._notice_cache[key] = self.count(history_notice(hidden)) + MESSAGE_FRAME
+        return shown + cost
 
     def fit_budget(self, budget: int | None) -> None:
         """Keep the newest messages that fit the budget; the pinned ones whatever it says."""
@@ -139,12 +148,24 @@ class HistoryCut:
         return kept
 
 
-def cut_history(messages: Sequence[Message], pinned: int, count: Count) -> HistoryCut:
+def cut_history(
+    messages: Sequence[Message],
+    pinned: int,
+    count: Count,
+    count_each: CountEach,
+    *,
+    older: int = 0,
+) -> HistoryCut:
     # An empty message is never sent: providers refuse it and it tells the model nothing.
     messages = [m for m in messages if m.text.strip()]
-    costs = [count(m.text) + MESSAGE_FRAME for m in reversed(messages)]
+    texts = [m.text for m in reversed(messages)]
+    costs = [c + MESSAGE_FRAME for c in count_each(texts)]
     return HistoryCut(
-        messages=tuple(messages), newest=[0, *accumulate(costs)], pinned=pinned, count=count
+        messages=tuple(messages),
+        newest=[0, *accumulate(costs)],
+        pinned=pinned,
+        count=count,
+        older=older,
     )
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
+# Private module, kept steady by the exact pin of watchfiles (see _Watcher for why).
 from watchfiles._rust_notify import RustNotify
 
 from keel.brain.files import Parsed, place_of

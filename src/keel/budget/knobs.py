@@ -28,7 +28,8 @@ class TurnKnobs:
     code_timeout_ms: int
 
 
-def _first(*values: int | None, default: int) -> int:
+def first(*values: int | None, default: int) -> int:
+    """The first value a tier sets, else the default."""
     for value in values:
         if value is not None:
             return value
@@ -39,10 +40,10 @@ def turn_knobs(role: RoleSpec, manifest: Manifest) -> TurnKnobs:
     """`maxActive`, `turnChars`, `codeTimeoutMs`: role first, then MANIFEST; and state rows."""
     mine, brain = role.contexts_budget, manifest.contexts
     return TurnKnobs(
-        max_active=_first(mine.max_active, brain.max_active, default=DEFAULT_MAX_ACTIVE),
-        turn_chars=_first(mine.turn_chars, brain.turn_chars, default=DEFAULT_TURN_CHARS),
+        max_active=first(mine.max_active, brain.max_active, default=DEFAULT_MAX_ACTIVE),
+        turn_chars=first(mine.turn_chars, brain.turn_chars, default=DEFAULT_TURN_CHARS),
         rows=manifest.state_rows,
-        code_timeout_ms=_first(
+        code_timeout_ms=first(
             mine.code_timeout_ms, brain.code_timeout_ms, default=DEFAULT_CODE_TIMEOUT_MS
         ),
     )
@@ -51,10 +52,10 @@ def turn_knobs(role: RoleSpec, manifest: Manifest) -> TurnKnobs:
 def context_chars(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
     """A context's `chars`: its own file, then the role, then MANIFEST, then the default."""
     mine = role.contexts_budget if role is not None else ContextsBudget()
-    return _first(context.chars, mine.chars, manifest.contexts.chars, default=DEFAULT_CHARS)
+    return first(context.chars, mine.chars, manifest.contexts.chars, default=DEFAULT_CHARS)
 
 
 def context_keep(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
     """Turns an inferred link to this context sticks after the turn that made it."""
     mine = role.contexts_budget if role is not None else ContextsBudget()
-    return _first(context.keep, mine.keep, manifest.contexts.keep, default=DEFAULT_KEEP)
+    return first(context.keep, mine.keep, manifest.contexts.keep, default=DEFAULT_KEEP)

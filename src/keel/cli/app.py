@@ -1,7 +1,7 @@
 """The `keel` command: one typer app, one module per command group.
 
-Exit status: 0 done, 1 a check failed (doctor), 2 a usage error, 3 a refusal, 4 a turn that
-does not fit. Only this edge turns Keel's errors into exit codes.
+Exit status: 0 done, 1 a check failed (doctor) or the database failed, 2 a usage error,
+3 a refusal, 4 a turn that does not fit. Only this edge turns Keel's errors into exit codes.
 """
 
 from __future__ import annotations

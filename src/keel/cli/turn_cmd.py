@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 import typer
 
+from keel.assemble.exact import counter_from_settings
 from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
-from keel.assemble.tokens import counter_from_settings
 from keel.assemble.values import Assembly, Transcript
 from keel.cli.app import EXIT_OVERFLOW, app, emit_json, error_console
 from keel.cli.options import (

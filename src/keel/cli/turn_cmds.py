@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from keel.brain import Brain, RoleSpec, load_brain
-from keel.cli.app import EXIT_REFUSED, app, console, emit_json, fail
+from keel.cli.app import EXIT_FAILED, EXIT_REFUSED, app, console, emit_json, fail
 from keel.cli.options import (
     AtOpt,
     BrainArg,
@@ -26,13 +26,13 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
-from keel.errors import KeelError, LinkError, Refused, StoreError, UsageError
+from keel.errors import KeelError, LinkError, Refused, UsageError
 from keel.link.gather import resolve_role
 from keel.link.values import Conversation, TurnRequest
 from keel.state import apply_sql, connect, default_url
 from keel.state.database import creates
 from keel.tools.binding import bind_context, unbind_context
-from keel.tools.send import origin_of
+from keel.tools.send import origin_of, record_send
 
 
 def guard(as_json: bool, action: Callable[[], None]) -> None:
@@ -45,10 +45,10 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
         else:
             console().print(f"[bold yellow]refused:[/] {exc}")
         raise typer.Exit(EXIT_REFUSED) from None
-    except (UsageError, StoreError) as exc:
+    except UsageError as exc:
         fail(exc)
-    except KeelError as exc:
-        fail(exc)
+    except KeelError as exc:  # the database failed, or content could not be used
+        fail(exc, code=EXIT_FAILED)
 
 
 @app.command()
@@ -94,7 +94,7 @@ def send(
                 pending_card=card,
             )
             with opened.store.transaction() as tx:
-                tx.record_origin(origin)
+                record_send(tx, origin, text)
         data: dict[str, Any] = {
             "message_id": origin.message_id,
             "text": text,

@@ -45,29 +45,31 @@ def access_bindings(brain: Brain, conversation: Conversation) -> list[Binding]:
 
 
 def _rank(binding: Binding, conversation: Conversation) -> tuple[int, int, int]:
-    return (
-        binding.source != "access",
-        binding.thread is None,
-        binding.bot is None or binding.bot != conversation.bot,
-    )
+    bot = 0 if binding.bot == conversation.bot else 1 if binding.bot is None else 2
+    return (binding.source != "access", binding.thread is None, bot)
 
 
-def applies(binding: Binding, conversation: Conversation) -> bool:
-    """Whether a stored tool binding covers this conversation (its thread and bot)."""
-    return (
-        binding.chat == conversation.chat
-        and binding.thread in (None, conversation.thread)
-        and binding.bot in (None, conversation.bot)
-    )
+def covers(binding: Binding, conversation: Conversation) -> bool:
+    """Whether a binding holds in this conversation's room (its chat, and thread or whole)."""
+    return binding.chat == conversation.chat and binding.thread in (None, conversation.thread)
+
+
+def for_bot(binding: Binding, conversation: Conversation) -> bool:
+    """Whether a binding links turns of this conversation's bot (not only pins its room)."""
+    return binding.bot is None or binding.bot == conversation.bot
 
 
 def effective_bindings(
     brain: Brain, conversation: Conversation, stored: Iterable[Binding]
 ) -> dict[str, Binding]:
-    """The strongest binding of each context in this conversation."""
+    """The strongest binding of each context in this conversation's room, whatever its bot.
+
+    Every bot's binding counts, because a binding pins the room for all of them; whether it
+    also links this bot's turns is `for_bot`'s answer.
+    """
     found: dict[str, Binding] = {}
     candidates = access_bindings(brain, conversation) + [
-        b for b in stored if applies(b, conversation)
+        b for b in stored if covers(b, conversation)
     ]
     for binding in sorted(candidates, key=lambda b: _rank(b, conversation)):
         found.setdefault(binding.context, binding)

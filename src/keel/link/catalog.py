@@ -17,8 +17,3 @@ def catalog(brain: Brain, role: RoleSpec) -> tuple[tuple[str, str], ...]:
     return tuple(
         (ident, brain.contexts[ident].description or "") for ident in brain.admitted(role, "ask")
     )
-
-
-def catalog_text(entries: tuple[tuple[str, str], ...]) -> str:
-    """The catalog as the agent reads it: `- name: description` lines."""
-    return "\n".join(f"- {ident}: {description}" for ident, description in entries)

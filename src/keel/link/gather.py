@@ -17,10 +17,10 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
 from keel.budget.knobs import context_keep
 from keel.errors import UsageError
-from keel.link.bindings import effective_bindings, pin, pins_of
+from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
 from keel.link.reach import find_run, run_reach
 from keel.link.values import (
-    MAX_ENTITY_CHARS,
+    STICKY,
     STRENGTH,
     Binding,
     KeptLink,
@@ -31,6 +31,7 @@ from keel.link.values import (
     Refusal,
     Stored,
     TurnRequest,
+    entity_problem,
 )
 
 
@@ -75,7 +76,8 @@ class _Collector:
         kind: LinkKind,
         *,
         explicit: bool,
-        sticky: bool = False,
+        kept: bool = False,
+        restarted: bool = False,
     ) -> None:
         """Consider one candidate; keep it if it passes every gate."""
         if not explicit and not self.role.admits(context.id):
@@ -103,7 +105,8 @@ class _Collector:
         if current is None or STRENGTH[kind] < STRENGTH[current.kind]:
             self.chosen[link.pair] = link
             self.order.setdefault(link.pair, len(self.order))
-        if sticky:
+        # A fresh inferred link sticks for `keep` turns; a kept one only when restarted.
+        if (kind in STICKY and not kept) or restarted:
             keep = context_keep(context, self.role, self.brain.manifest)
             self.keep.append(
                 KeptLink(
@@ -174,11 +177,11 @@ def _chat_links(
         context = brain.contexts.get(ident)
         if context is None or "chat" not in context.when:
             continue
+        # Another bot's binding pins the room but links only that bot's turns.
         if binding.source == "access":
-            # Another bot's rule pins the room but attaches only for that bot.
             if binding.bot == request.conversation.bot:
                 collector.offer(context, binding.entity, "chat", explicit=True)
-        else:
+        elif for_bot(binding, request.conversation):
             collector.offer(context, binding.entity, "chat", explicit=False)
 
 
@@ -205,7 +208,7 @@ def _reply_links(
         for entry in origin.reach:
             context = brain.contexts.get(entry.context)
             if context is not None and "reply" in context.when:
-                collector.offer(context, entry.entity, "reply", explicit=False, sticky=True)
+                collector.offer(context, entry.entity, "reply", explicit=False)
     return restart
 
 
@@ -213,8 +216,8 @@ def _entry_problem(brain: Brain, entry: ReachEntry) -> str | None:
     """Why an attach or open entry is malformed, or None when it is well formed."""
     if not entry.context:
         return "an entry needs a context id"
-    if entry.entity is not None and not 0 < len(entry.entity) <= MAX_ENTITY_CHARS:
-        return f"an entity key must be 1 to {MAX_ENTITY_CHARS} characters"
+    if (problem := entity_problem(entry.entity)) is not None:
+        return problem
     if entry.context not in brain.contexts:
         if entry.context in brain.switched_off:
             feature = brain.switched_off[entry.context]
@@ -230,7 +233,7 @@ def _code_links(brain: Brain, attach: tuple[ReachEntry, ...], collector: _Collec
             collector.refuse(entry.context, entry.entity, "code", f"attach dropped: {problem}")
             continue
         context = brain.contexts[entry.context]
-        collector.offer(context, entry.entity, "code", explicit=False, sticky=True)
+        collector.offer(context, entry.entity, "code", explicit=False)
 
 
 def _ask_links(
@@ -263,7 +266,7 @@ def _ask_links(
                 "it, this turn's run does not reach it and no access.yaml rule binds it here",
             )
             continue
-        collector.offer(context, entry.entity, "ask", explicit=True, sticky=True)
+        collector.offer(context, entry.entity, "ask", explicit=True)
 
 
 def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Collector) -> None:
@@ -275,5 +278,10 @@ def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Col
         restarted = kept.kind == "reply" and kept.feature in restart
         # An open was the agent's explicit ask; it stays explicit while it is held.
         collector.offer(
-            context, kept.entity, kept.kind, explicit=kept.kind == "ask", sticky=restarted
+            context,
+            kept.entity,
+            kept.kind,
+            explicit=kept.kind == "ask",
+            kept=True,
+            restarted=restarted,
         )

@@ -13,7 +13,7 @@ from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import EntitySpec, ReachEntry
 from keel.errors import LinkError, UsageError
-from keel.link.values import RunRef
+from keel.link.values import RunRef, entity_problem
 
 
 def find_run(brain: Brain, run: RunRef) -> EntitySpec:
@@ -39,13 +39,16 @@ def run_reach(
 ) -> tuple[ReachEntry, ...]:
     """The reach one run carries: the override or the entity's reach, keyed by `key`."""
     reach = override if override is not None else brain.reach_of(entity)
-    if key is None:
-        return reach
-    if entity.kind == "heartbeat":
+    for given in (key, *(r.entity for r in reach)):
+        if (problem := entity_problem(given)) is not None:
+            raise LinkError(f"{entity.key}: {problem}")
+    if entity.kind == "heartbeat" and (key is not None or any(r.entity for r in reach)):
         raise LinkError(
             f"heartbeat:{entity.id} is a schedule, not one entity: its ticks carry no key — "
             "set the key where the turn speaks (send with about: {entity})"
         )
+    if key is None:
+        return reach
     keyed = [
         i
         for i, r in enumerate(reach)

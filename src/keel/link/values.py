@@ -21,6 +21,13 @@ STICKY: frozenset[LinkKind] = frozenset({"reply", "code", "ask"})
 MAX_ENTITY_CHARS = 200
 
 
+def entity_problem(entity: str | None) -> str | None:
+    """Why an entity key from a turn cannot be used, or None when it can (None is no key)."""
+    if entity is not None and not 0 < len(entity) <= MAX_ENTITY_CHARS:
+        return f"an entity key must be 1 to {MAX_ENTITY_CHARS} characters (got {len(entity)})"
+    return None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Conversation:
     """Where a turn happens: a bot in a chat, in one thread of it or the whole chat."""

@@ -65,6 +65,7 @@ def turn_inputs(
         tools=allowed_tools(role),
         renders=tuple(render_input(r) for r in prepared.renders),
         history=prepared.history,
+        history_older=prepared.history_older,
         contexts=(*blocks, *stubs),
     )
 

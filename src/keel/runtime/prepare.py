@@ -28,6 +28,8 @@ from keel.state.views import ViewRows, read_view
 from keel.store import LedgerEntry, Store
 
 LOG = logging.getLogger("keel.turn")
+# Earlier messages read per turn; older ones only count in history's notice.
+HISTORY_READ = 200
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,8 +54,9 @@ class PreparedTurn:
     log: tuple[str, ...] = ()
     # The role's own state views (those no context claims), read for this turn.
     renders: tuple[ViewRows, ...] = ()
-    # The conversation's earlier messages, oldest first.
+    # The conversation's earlier messages, oldest first, and how many older ones were not read.
     history: tuple[Message, ...] = ()
+    history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
 
@@ -152,7 +155,7 @@ def prepare_turn(
         stored = Stored(
             turn=turn,
             origins=origins,
-            bindings=tx.bindings(conversation.chat),
+            bindings=tx.bindings_here(conversation),
             kept=tx.kept(conversation),
         )
         result: LinkResult = link_turn(brain, request, stored)
@@ -165,7 +168,12 @@ def prepare_turn(
             for view in role.state
             if view not in brain.claimed_views
         )
-        history = tx.history(conversation, before_turn=turn)
+        history = tx.history(conversation, before_turn=turn, limit=HISTORY_READ)
+        older = (
+            tx.history_count(conversation, before_turn=turn) - len(history)
+            if len(history) == HISTORY_READ
+            else 0
+        )
         if request.input:
             tx.record_message(
                 conversation, turn=turn, at=request.now, speaker="user", text=request.input
@@ -189,6 +197,7 @@ def prepare_turn(
             log=result.log,
             renders=renders,
             history=history,
+            history_older=older,
             session_text=session_text,
         )
         if before_commit is not None:

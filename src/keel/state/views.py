@@ -51,19 +51,17 @@ def read_view(connection: Connection, ref: ViewRef, entity: str | None, *, limit
     if ref.by is not None:
         where, params = f" WHERE {preparer.quote(ref.by)} = :key", {"key": entity}
     try:
-        result = connection.execute(
-            text(f"SELECT * FROM {source}{where} LIMIT :limit"), {**params, "limit": limit}
-        )
-        columns = tuple(result.keys())
-        rows = tuple(tuple(row) for row in result.fetchall())
-        total = len(rows)
-        if total == limit:
-            counted = connection.execute(text(f"SELECT COUNT(*) FROM {source}{where}"), params)
-            total = int(counted.scalar_one())
+        with connection.begin_nested():
+            result = connection.execute(
+                text(f"SELECT * FROM {source}{where} LIMIT :limit"), {**params, "limit": limit}
+            )
+            columns = tuple(result.keys())
+            rows = tuple(tuple(row) for row in result.fetchall())
+            total = len(rows)
+            if total == limit:
+                counted = connection.execute(text(f"SELECT COUNT(*) FROM {source}{where}"), params)
+                total = int(counted.scalar_one())
     except SQLAlchemyError as exc:
-        # A failed statement poisons a PostgreSQL transaction; the connection is for reads
-        # only, so rolling back loses nothing and lets the next view be read.
-        connection.rollback()
         orig = getattr(exc, "orig", None)
         reason = str(orig if orig else exc).splitlines()[0]
         return ViewRows(view=ref.view, by=ref.by, problem=f"could not be read: {reason}")

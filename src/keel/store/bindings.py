@@ -52,13 +52,19 @@ def unbind(conn: Connection, context: str, chat: str, thread: str | None, bot: s
     return result.rowcount > 0
 
 
-def bindings(conn: Connection, chat: str) -> tuple[Binding, ...]:
-    """Every stored binding of the chat — any thread, any bot — whole-chat ones first."""
-    rows = conn.execute(
-        select(_TABLE)
-        .where(_TABLE.c.chat == chat)
-        .order_by(_TABLE.c.thread, _TABLE.c.bot, _TABLE.c.context)
-    )
+def bindings(
+    conn: Connection, chat: str, *, thread: str | None = None, every_thread: bool = True
+) -> tuple[Binding, ...]:
+    """The chat's stored bindings, whole-chat ones first.
+
+    With `every_thread` (the default) those of every thread; otherwise only those that
+    cover `thread`: its own and the whole chat's — one indexed look-up, however many
+    other threads the chat has bound.
+    """
+    query = select(_TABLE).where(_TABLE.c.chat == chat)
+    if not every_thread:
+        query = query.where(_TABLE.c.thread.in_(["", key(thread, "the thread")]))
+    rows = conn.execute(query.order_by(_TABLE.c.thread, _TABLE.c.bot, _TABLE.c.context))
     return tuple(
         Binding(
             context=row.context,

@@ -15,24 +15,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import get_args
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from keel.assemble.values import Message, Speaker
 from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import schema
-from keel.store.sql import key, utc
+from keel.store.sql import conversation_key, utc
 
 _TABLE = schema.messages
 SPEAKERS: tuple[Speaker, ...] = get_args(Speaker)
-
-
-def _where(conversation: Conversation) -> dict[str, str]:
-    return {
-        "bot": conversation.bot,
-        "chat": conversation.chat,
-        "thread": key(conversation.thread, "the conversation's thread"),
-    }
 
 
 def record_message(
@@ -51,8 +43,9 @@ def record_message(
         raise StoreError(
             f"{what} has the speaker {speaker!r} — it must be one of {', '.join(SPEAKERS)}"
         )
-    if turn < 1:
-        raise StoreError(f"{what} has the turn number {turn} — turns are counted from 1")
+    if turn < 0:
+        # Turn 0 holds what was sent to a conversation before its first turn.
+        raise StoreError(f"{what} has the turn number {turn} — turns are counted from 0")
     if not text.strip():
         # A provider refuses an empty message, and history must never send one.
         raise StoreError(f"{what} is empty ({text!r}) — record only messages with text")
@@ -61,7 +54,7 @@ def record_message(
     conn.execute(
         _TABLE.insert(),
         {
-            **_where(conversation),
+            **conversation_key(conversation),
             "turn": turn,
             "at": utc(at, f"the time of {what}"),
             "speaker": speaker,
@@ -79,7 +72,7 @@ def history(
         raise StoreError(f"a history limit of {limit} is negative — pass 0 or more messages")
     if limit == 0:
         return ()
-    where = _where(conversation)
+    where = conversation_key(conversation)
     rows = conn.execute(
         select(_TABLE.c.speaker, _TABLE.c.text)
         .where(
@@ -90,6 +83,21 @@ def history(
         .limit(limit)
     ).all()
     return tuple(Message(role=_speaker(row.speaker), text=row.text) for row in reversed(rows))
+
+
+def history_count(conn: Connection, conversation: Conversation, *, before_turn: int) -> int:
+    """How many messages the turns before `before_turn` hold in all."""
+    where = conversation_key(conversation)
+    return int(
+        conn.execute(
+            select(func.count())
+            .select_from(_TABLE)
+            .where(
+                *(_TABLE.c[name] == value for name, value in where.items()),
+                _TABLE.c.turn < before_turn,
+            )
+        ).scalar_one()
+    )
 
 
 def _speaker(value: str) -> Speaker:

@@ -13,24 +13,16 @@ from sqlalchemy import Connection, delete, select
 
 from keel.link.values import Conversation, KeptLink
 from keel.store import schema
-from keel.store.sql import key, link_kind, unkey, upsert
+from keel.store.sql import conversation_key, key, link_kind, unkey, upsert
 
 _TABLE = schema.kept
-
-
-def _where(conversation: Conversation) -> dict[str, str]:
-    return {
-        "bot": conversation.bot,
-        "chat": conversation.chat,
-        "thread": key(conversation.thread, "the conversation's thread"),
-    }
 
 
 def kept(conn: Connection, conversation: Conversation) -> tuple[KeptLink, ...]:
     """The links kept for this conversation, by context and entity."""
     rows = conn.execute(
         select(_TABLE)
-        .where(*(_TABLE.c[name] == value for name, value in _where(conversation).items()))
+        .where(*(_TABLE.c[name] == value for name, value in conversation_key(conversation).items()))
         .order_by(_TABLE.c.context, _TABLE.c.entity)
     )
     return tuple(
@@ -47,7 +39,7 @@ def kept(conn: Connection, conversation: Conversation) -> tuple[KeptLink, ...]:
 
 def keep(conn: Connection, conversation: Conversation, links: Sequence[KeptLink]) -> None:
     """Keep these links; one already kept for its (context, entity) takes the new values."""
-    where = _where(conversation)
+    where = conversation_key(conversation)
     # One row per pair, the last one given winning: a batch may not touch a row twice.
     rows = {
         (link.context, link.entity): {
@@ -75,7 +67,7 @@ def expire(conn: Connection, conversation: Conversation, before_turn: int) -> in
     """Forget the links kept only for turns before `before_turn`; return how many."""
     result = conn.execute(
         delete(_TABLE).where(
-            *(_TABLE.c[name] == value for name, value in _where(conversation).items()),
+            *(_TABLE.c[name] == value for name, value in conversation_key(conversation).items()),
             _TABLE.c.until_turn < before_turn,
         )
     )

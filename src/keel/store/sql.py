@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
 from keel.errors import StoreError
-from keel.link.values import LINK_KINDS, LinkKind
+from keel.link.values import LINK_KINDS, Conversation, LinkKind
 
 DIALECTS = ("sqlite", "postgresql")
 
@@ -138,3 +138,12 @@ def failing_as(what: str) -> Iterator[None]:
         yield
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot {what}: {reason(exc)} — {fix(exc)}") from exc
+
+
+def conversation_key(conversation: Conversation) -> dict[str, str]:
+    """The key columns of a conversation (bot, chat, thread) as stored."""
+    return {
+        "bot": conversation.bot,
+        "chat": conversation.chat,
+        "thread": key(conversation.thread, "the conversation's thread"),
+    }

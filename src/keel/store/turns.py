@@ -11,17 +11,9 @@ from sqlalchemy import Connection, select
 
 from keel.link.values import Conversation
 from keel.store import schema
-from keel.store.sql import key, upsert
+from keel.store.sql import conversation_key, upsert
 
 _TABLE = schema.turns
-
-
-def _where(conversation: Conversation) -> dict[str, str]:
-    return {
-        "bot": conversation.bot,
-        "chat": conversation.chat,
-        "thread": key(conversation.thread, "the conversation's thread"),
-    }
 
 
 def next_turn(conn: Connection, conversation: Conversation) -> int:
@@ -32,13 +24,13 @@ def next_turn(conn: Connection, conversation: Conversation) -> int:
         keys=("bot", "chat", "thread"),
         set_={"turn": _TABLE.c.turn + 1},
     ).returning(_TABLE.c.turn)
-    number = conn.execute(stmt, {**_where(conversation), "turn": 1}).scalar_one()
+    number = conn.execute(stmt, {**conversation_key(conversation), "turn": 1}).scalar_one()
     return int(number)
 
 
 def current_turn(conn: Connection, conversation: Conversation) -> int:
     """The conversation's latest turn number; 0 before its first turn."""
-    where = _where(conversation)
+    where = conversation_key(conversation)
     number = conn.execute(
         select(_TABLE.c.turn).where(*(_TABLE.c[name] == value for name, value in where.items()))
     ).scalar_one_or_none()

@@ -101,6 +101,11 @@ class Tx:
         with self._doing(f"read the history of {conversation.chat}") as conn:
             return _history.history(conn, conversation, before_turn=before_turn, limit=limit)
 
+    def history_count(self, conversation: Conversation, *, before_turn: int) -> int:
+        """How many messages the turns before `before_turn` hold, however many are read."""
+        with self._doing(f"count the history of {conversation.chat}") as conn:
+            return _history.history_count(conn, conversation, before_turn=before_turn)
+
     # Origins
 
     def record_origin(self, origin: Origin) -> None:
@@ -142,6 +147,13 @@ class Tx:
         """Every stored binding of the chat, any thread and any bot."""
         with self._doing(f"read the bindings of {chat}") as conn:
             return _bindings.bindings(conn, chat)
+
+    def bindings_here(self, conversation: Conversation) -> tuple[Binding, ...]:
+        """The bindings that cover this conversation's thread (or whole chat), any bot."""
+        with self._doing(f"read the bindings of {conversation.chat}") as conn:
+            return _bindings.bindings(
+                conn, conversation.chat, thread=conversation.thread, every_thread=False
+            )
 
     # Keep
 

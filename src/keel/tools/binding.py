@@ -11,7 +11,7 @@ from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
 from keel.errors import Refused
-from keel.link.values import Binding
+from keel.link.values import Binding, entity_problem
 from keel.store import Tx
 
 BIND_CAPABILITY = "context:bind"
@@ -40,6 +40,8 @@ def check_bind(
 ) -> Binding:
     """The binding to store, or `Refused` with the reason."""
     spec = _context(brain, role, context, "context_bind")
+    if (problem := entity_problem(entity)) is not None:
+        raise Refused(problem)
     if spec.keyed and entity is None:
         raise Refused(
             f"'{context}' is keyed by {spec.entity}: name the entity to bind (entity: '<key>')"

@@ -17,6 +17,7 @@ from keel.brain.specs import ReachEntry
 from keel.budget.fit import stub_line
 from keel.budget.knobs import context_chars, turn_knobs
 from keel.errors import Refused
+from keel.link.bindings import pin
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
 from keel.runtime.prepare import render_link
@@ -27,15 +28,17 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
     """The opened context's block (or stub); raises `Refused` with the reason."""
     conversation = request.conversation
     turn = max(tx.current_turn(conversation), 1)
-    stored = Stored(turn=turn, bindings=tx.bindings(conversation.chat))
+    stored = Stored(turn=turn, bindings=tx.bindings_here(conversation))
     # Only the open is asked for; the run is kept because a context it reaches may be opened.
     asked = replace(request, reply_to=(), attach=(), open=(entry,))
     result = link_turn(brain, asked, stored)
     refusal = next((r for r in result.refused if r.kind == "ask"), None)
     if refusal is not None:
         raise Refused(refusal.reason)
-    # A stronger link (the run reaching it, a chat binding) may carry the same pair.
-    link = next((k for k in result.links if k.context == entry.context), None)
+    # The pair asked for, after the room's pin; a stronger link (the run reaching it, a chat
+    # binding) may carry that same pair.
+    wanted = (entry.context, pin(entry.context, entry.entity, result.pins).entity)
+    link = next((k for k in result.links if k.pair == wanted), None)
     if link is None:
         raise Refused(f"'{entry.context}' could not be opened here")
     role = brain.roles[result.role]

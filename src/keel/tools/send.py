@@ -16,6 +16,7 @@ from keel.brain.specs import ReachEntry
 from keel.errors import Refused
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, Origin, RunRef
+from keel.store import Tx
 
 
 def _described(brain: Brain, entries: list[ReachEntry]) -> str:
@@ -84,3 +85,22 @@ def origin_of(
             "{entity: '<key>'}, or opt out with about: {context: '<id>'}"
         )
     return replace(base, feature=spec.feature, run=run.key, reach=tuple(entries))
+
+
+def record_send(tx: Tx, origin: Origin, text: str) -> None:
+    """Record a sent message: its origin, and its text in the conversation's history.
+
+    The message joins the history at the conversation's current turn (0 before its first),
+    so the next turn there sees what it answers.
+    """
+    conversation = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
+    tx.record_origin(origin)
+    if text.strip():
+        tx.record_message(
+            conversation,
+            turn=tx.current_turn(conversation),
+            at=origin.sent_at,
+            speaker="assistant",
+            text=text,
+            message_id=origin.message_id,
+        )

@@ -1,0 +1,47 @@
+"""Reading views inside a turn's transaction: a broken view is stubbed, the turn goes on."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, text
+
+from keel.brain.specs import ViewRef
+from keel.state.views import read_view
+
+
+def test_a_view_that_cannot_be_read_leaves_the_transaction_usable(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE card (ticket_id TEXT, note TEXT)"))
+        conn.execute(text("INSERT INTO card VALUES ('T-1', 'first'), ('T-2', 'second')"))
+    with engine.connect() as conn, conn.begin():
+        conn.execute(text("CREATE TABLE written (x INTEGER)"))
+        missing = read_view(conn, ViewRef(view="no_such_view"), None, limit=5)
+        bad_by = read_view(conn, ViewRef(view="card", by="ticket_no"), "T-1", limit=5)
+        good = read_view(conn, ViewRef(view="card", by="ticket_id"), "T-1", limit=5)
+        conn.execute(text("INSERT INTO written VALUES (1)"))
+    assert missing.problem is not None
+    assert missing.problem.startswith("could not be read:")
+    assert bad_by.problem is not None
+    assert good.rows == (("T-1", "first"),)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM written")).scalar_one() == 1
+
+
+def test_the_key_is_a_bound_parameter_and_names_are_quoted(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(text('CREATE TABLE "odd name" ("the key" TEXT, v TEXT)'))
+        conn.execute(text("""INSERT INTO "odd name" VALUES ('a''; DROP TABLE x; --', 'ok')"""))
+    with engine.connect() as conn, conn.begin():
+        rows = read_view(
+            conn, ViewRef(view="odd name", by="the key"), "a'; DROP TABLE x; --", limit=5
+        )
+    assert rows.rows == (("a'; DROP TABLE x; --", "ok"),)
+
+
+def test_the_total_counts_rows_past_the_limit(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE many (n INTEGER)"))
+        for n in range(12):
+            conn.execute(text("INSERT INTO many VALUES (:n)"), {"n": n})
+    with engine.connect() as conn:
+        rows = read_view(conn, ViewRef(view="many"), None, limit=5)
+    assert (len(rows.rows), rows.total) == (5, 12)
