@@ -112,7 +112,7 @@ def test_a_render_over_budget_is_clipped_by_rows_with_a_notice() -> None:
     assert render.used_tokens <= 120
     shown = render.text.count("| open |")
     assert 0 < shown < 40
-    assert f"({40 - shown} more rows not shown — raise sections.render.queue" in render.text
+    assert f"({40 - shown} more rows not shown; raise sections.render.queue" in render.text
     assert render.text.endswith("</agent-state>")
 
 

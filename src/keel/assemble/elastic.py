@@ -14,7 +14,6 @@ from itertools import accumulate
 from keel.assemble.values import Message
 
 Count = Callable[[str], int]
-CountEach = Callable[[Sequence[str]], list[int]]  # one count per text, in one pass
 MESSAGE_FRAME = 4  # tokens a chat message costs beyond its text
 
 
@@ -31,7 +30,7 @@ class RenderInput:
 
 def rows_notice(hidden: int, section_id: str) -> str:
     noun = "row" if hidden == 1 else "rows"
-    return f"({hidden} more {noun} not shown — raise sections.{section_id} to see more)"
+    return f"({hidden} more {noun} not shown; raise sections.{section_id} to see more)"
 
 
 def history_notice(hidden: int) -> str:
@@ -91,9 +90,15 @@ class RenderCut:
         return "\n".join(line for line in lines if line)
 
 
-def cut_render(source: RenderInput, count: Count, count_each: CountEach) -> RenderCut:
-    base = count(source.header + "\n") + (count(source.footer) if source.footer else 0)
-    rows = count_each([row + "\n" for row in source.rows])
+def render_units(source: RenderInput) -> list[str]:
+    """The texts a render's cost is made of: header, footer, then each row."""
+    return [source.header + "\n", source.footer, *(row + "\n" for row in source.rows)]
+
+
+def cut_render(source: RenderInput, costs: Sequence[int], count: Count) -> RenderCut:
+    """A render to fit, from the costs of its `render_units` (in that order)."""
+    header, footer, *rows = costs
+    base = header + (footer if source.footer else 0)
     return RenderCut(source=source, prefix=[0, *accumulate(rows)], base_tokens=base, count=count)
 
 
@@ -134,6 +139,21 @@ class HistoryCut:
         while self.kept > floor and self.tokens() > budget:
             self.kept -= 1
 
+    def keep_within(self, room: int) -> None:
+        """Leave out the oldest messages until the rest fits `room` (pinned ones stay)."""
+        floor = min(self.pinned, len(self.messages))
+        if self.kept <= floor or self.tokens() <= room:
+            return
+        # Fewer messages never cost more, so the most that fit is found by bisection.
+        low, high = floor, self.kept - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.tokens(middle) <= room:
+                low = middle
+            else:
+                high = middle - 1
+        self.kept = low
+
     def drop_one(self) -> bool:
         """Leave out the oldest message still shown, unless only pinned ones are left."""
         if self.kept <= min(self.pinned, len(self.messages)):
@@ -148,25 +168,51 @@ class HistoryCut:
         return kept
 
 
+def sendable(messages: Sequence[Message]) -> list[Message]:
+    """The messages history may send: an empty one never is (providers refuse it)."""
+    return [m for m in messages if m.text.strip()]
+
+
 def cut_history(
     messages: Sequence[Message],
+    costs: Sequence[int],
     pinned: int,
     count: Count,
-    count_each: CountEach,
     *,
     older: int = 0,
 ) -> HistoryCut:
-    # An empty message is never sent: providers refuse it and it tells the model nothing.
-    messages = [m for m in messages if m.text.strip()]
-    texts = [m.text for m in reversed(messages)]
-    costs = [c + MESSAGE_FRAME for c in count_each(texts)]
+    """History to fit, from `sendable` messages (oldest first) and each one's text cost."""
+    framed = [c + MESSAGE_FRAME for c in reversed(costs)]
     return HistoryCut(
         messages=tuple(messages),
-        newest=[0, *accumulate(costs)],
+        newest=[0, *accumulate(framed)],
         pinned=pinned,
         count=count,
         older=older,
     )
+
+
+def cut_rows_within(renders: Sequence[RenderCut], room: int) -> None:
+    """Leave out bottom rows, one level across every view at a time, until they fit `room`.
+
+    Levels are found by bisection: showing fewer rows never costs more.
+    """
+
+    def cost(level: int) -> int:
+        return sum(r.tokens(min(r.shown, level)) for r in renders)
+
+    deepest = max((r.shown for r in renders), default=0)
+    if cost(deepest) <= room:
+        return
+    low, high = 0, deepest - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cost(middle) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    for render in renders:
+        render.shown = min(render.shown, low)
 
 
 def drop_row_level(renders: Sequence[RenderCut]) -> bool:

@@ -248,24 +248,47 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
     codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(n + 2, "little")[:n]
     tri = memoryview(codes.translate(_TRIGRAMS))
     chars = memoryview(joined.translate(_CHAR_COSTS))
-    out: list[int] = []
-    at, unit, adler, tc, cc = 0, _UNIT, zlib.adler32, _TRIGRAM_CHUNK, _CHAR_CHUNK
-    for raw in raws:
-        size = len(raw)
-        if not size:
-            out.append(0)
-            at += 2
+    starts = _starts([len(raw) for raw in raws])
+    # A short text's two weight sums come from one adler32 (its low half is 1 + the sum
+    # while no byte sum wraps), all in C through map(); a long one is summed in chunks.
+    spans = [slice(at, at + min(len(raw), _SHORT)) for raw, at in zip(raws, starts, strict=True)]
+    sums = map(
+        zlib.adler32,
+        map(tri.__getitem__, spans),
+        map(zlib.adler32, map(chars.__getitem__, spans)),
+    )
+    unit = _UNIT
+    out = []
+    for raw, at, total in zip(raws, starts, sums, strict=True):
+        if len(raw) > _SHORT:
+            out.append(_estimate_at(raw, tri, chars, at))
             continue
-        end = at + size
-        if size <= tc and size <= cc:
-            units = (adler(tri[at:end]) & 0xFFFF) + (adler(chars[at:end]) & 0xFFFF) - 2
-        else:
-            units = _byte_sum(bytes(tri[at:end]), tc) + _byte_sum(bytes(chars[at:end]), cc)
-        if raw[-1] in _TRAILING_SPACE:
-            units += unit
-        out.append(max(1, -(-units // unit)))
-        at = end + 2
+        units = (total & 0xFFFF) - 1 + (unit if raw and raw[-1] in _TRAILING_SPACE else 0)
+        out.append(max(1, -(-units // unit)) if raw else 0)
     return out
+
+
+# Texts up to this many bytes are summed in one adler32 over both tables without wrapping.
+_SHORT: Final = 65520 // (max(_TRIGRAMS) + max(_CHAR_COSTS))
+
+
+def _starts(sizes: Sequence[int]) -> list[int]:
+    starts, at = [], 0
+    for size in sizes:
+        starts.append(at)
+        at += size + 2
+    return starts
+
+
+def _estimate_at(raw: bytes, tri: memoryview, chars: memoryview, at: int) -> int:
+    if not raw:
+        return 0
+    end = at + len(raw)
+    units = _byte_sum(bytes(tri[at:end]), _TRIGRAM_CHUNK)
+    units += _byte_sum(bytes(chars[at:end]), _CHAR_CHUNK)
+    if raw[-1] in _TRAILING_SPACE:
+        units += _UNIT
+    return max(1, -(-units // _UNIT))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -281,7 +304,7 @@ class Estimator:
         return estimate_many(texts)
 
     def count_messages(self, messages: Sequence[tuple[str, str]]) -> int:
-        return framed([estimate_tokens(text) for _, text in messages])
+        return framed(estimate_many([text for _, text in messages]))
 
 
 # ---------------------------------------------------------------------------------------
