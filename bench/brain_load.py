@@ -116,12 +116,12 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
     for _ in range(cold_runs):
         read_s.append(timed(read_all))
         load_s.append(timed(lambda: load_brain(root)))
-        source_s.append(timed(lambda: BrainSource(root)))
+        source_s.append(timed(lambda: BrainSource(root, watch=False)))
     cold = statistics.median(load_s)
 
     # A stat probe that finds nothing: every call is past the interval.
     clock = FakeClock()
-    live = BrainSource(root, clock=clock)
+    live = BrainSource(root, watch=False, clock=clock)
     clock.now += 60
     live.current()  # settles anything written in the last moments
 
@@ -137,7 +137,7 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
     # mode: both should cost about a clock read, whatever the brain's size.
     calls = 200_000
     clock_read = statistics.median(per_call(calls, time.monotonic) for _ in range(runs))
-    between_source = BrainSource(root)
+    between_source = BrainSource(root, watch=False)
     between = statistics.median(per_call(calls, between_source.current) for _ in range(runs))
     with BrainSource(root, watch=True) as watched:
         watch_mode = watched.mode

@@ -92,7 +92,7 @@ def source(
     their stamp (or their folder's mtime) moves. Both paths must find every change.
     """
     wall = settled_clock if request.param == "settled" else time.time_ns
-    with BrainSource(brain_root, clock=clock, parse=parse, wall_clock=wall) as live:
+    with BrainSource(brain_root, watch=False, clock=clock, parse=parse, wall_clock=wall) as live:
         parse.take()
         yield live
 
@@ -162,7 +162,7 @@ def test_the_probe_waits_for_the_manifest_interval(
 
 def test_a_zero_interval_probes_on_every_call(brain_root: Path, clock: FakeClock) -> None:
     write(brain_root, "constitution/MANIFEST.yaml", "contentProbe: { context: 0 }\n")
-    with BrainSource(brain_root, clock=clock) as live:
+    with BrainSource(brain_root, watch=False, clock=clock) as live:
         write(brain_root, "features/billing/chase.context.md", context("Chase twice."))
         assert instructions(live, "chase") == "Chase twice."  # the clock never moved
 
@@ -170,7 +170,7 @@ def test_a_zero_interval_probes_on_every_call(brain_root: Path, clock: FakeClock
 def test_a_same_size_edit_within_one_timestamp_tick_is_seen(
     brain_root: Path, clock: FakeClock, parse: CountingParse
 ) -> None:
-    with BrainSource(brain_root, clock=clock, parse=parse) as live:
+    with BrainSource(brain_root, watch=False, clock=clock, parse=parse) as live:
         parse.take()
         path = brain_root / "features/support/ticket.context.md"
         stamp = path.stat()
@@ -189,7 +189,7 @@ def test_a_settled_file_is_trusted_by_its_stamp(brain_root: Path, clock: FakeClo
     # An hour after the last write, a file whose mtime and size did not move is not read
     # again: that is what keeps a probe at one stat per file.
     later = CountingParse()
-    with BrainSource(brain_root, clock=clock, parse=later, wall_clock=settled_clock) as live:
+    with BrainSource(brain_root, watch=False, clock=clock, parse=later, wall_clock=settled_clock) as live:
         first = live.current()
         path = brain_root / "features/support/ticket.context.md"
         stamp = path.stat()

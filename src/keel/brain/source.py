@@ -78,8 +78,10 @@ class BrainSource:
     """The current snapshot of the brain at `root`, re-read as its files change.
 
     `clock` (monotonic seconds) spaces stat probes; `wall_clock` (epoch nanoseconds, the
-    file system's clock) tells a freshly written file from a settled one. `watch=True`
-    follows changes with inotify instead of probing. Thread-safe; use as a context
+    file system's clock) tells a freshly written file from a settled one. By default changes
+    are followed with a file watcher (inotify), which costs a turn almost nothing; where it
+    cannot start, or with `watch=False`, the files are stat-probed at most once per
+    `contentProbe.context` seconds. Thread-safe; use as a context
     manager, or call `close()`, to stop the watcher.
     """
 
@@ -88,7 +90,7 @@ class BrainSource:
         root: Path,
         *,
         clock: Callable[[], float] = time.monotonic,
-        watch: bool = False,
+        watch: bool = True,
         wall_clock: Callable[[], int] = time.time_ns,
         parse: ParseFn = parse_path,
     ) -> None:
