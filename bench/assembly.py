@@ -1,12 +1,14 @@
 """Assembling the standard workload: Keel against priomptipy and prompt-poet, and what each sends.
 
-    uv run python bench/assembly.py [--runs 30] [--warmup 3] [--json] [--no-peers] [--profile]
+    uv run python bench/assembly.py [--runs 30] [--warmup 3] [--block 5] [--json] [--no-peers]
+        [--profile]
 
 The workload is `shared/bench/workload.py` beside the repository (or under `$KEEL_SHARED`):
 57 KB into an 8,000-token budget with a cut policy (older history first, oldest first,
 newest 10 pinned; then view rows from the bottom, one level across every view at a time).
 Each contender renders it from the same words, and is timed as the median of `--runs`
-renders after `--warmup`, one render of each per round so a busy machine slows all alike:
+renders after `--warmup`, in rounds of `--block` renders of each, so a busy machine slows
+all alike:
 
 1. Keel's `assemble` with the built-in `Estimator`;
 2. Keel's `assemble` with exact o200k_base (`TiktokenCounter` from the shared rank file),
@@ -130,10 +132,14 @@ def keel_render(w: Any, wl: ModuleType, counter: TokenCounter) -> Callable[[], A
 
 
 def timed(action: Callable[[], Any]) -> float:
-    gc.collect()
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
+    """One call's time, with no garbage-collection pause inside it (the peers alike)."""
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        action()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
 
 
 def per_call(calls: int, action: Callable[[], Any]) -> float:
@@ -335,13 +341,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for action in keel.values():
             for _ in range(args.warmup):
                 action()
-        # One render of every contender per round, so a busy machine slows them alike.
+        # A short block of renders of every contender per round: rounds spread a busy
+        # machine's load over all alike, and a block lets each run with its own warm
+        # caches, as a process assembling turn after turn does.
         times: dict[str, list[float]] = {label: [] for label in [*keel, *peers]}
-        for _ in range(args.runs):
+        for _ in range(-(-args.runs // args.block)):
             for label, action in keel.items():
-                times[label].append(timed(action))
+                times[label] += [timed(action) for _ in range(args.block)]
             for name, peer in peers.items():
-                times[name] += peer.times(1)
+                times[name] += peer.times(args.block)
         reports = {name: peer.ask("report") for name, peer in peers.items()}
     finally:
         for peer in peers.values():
@@ -454,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="timed renders per contender")
     parser.add_argument("--warmup", type=int, default=3, help="untimed renders first")
+    parser.add_argument(
+        "--block", type=int, default=5, help="renders of each contender in a row per round"
+    )
     parser.add_argument("--no-peers", action="store_true", help="Keel and the floor only")
     parser.add_argument("--profile", action="store_true", help="profile Keel even on target")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

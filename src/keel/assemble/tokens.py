@@ -31,6 +31,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, repeat
+from operator import add, sub
 from typing import Final, Literal, Protocol
 
 MESSAGE_FRAME_TOKENS: Final = 4
@@ -248,36 +250,38 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
     codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(n + 2, "little")[:n]
     tri = memoryview(codes.translate(_TRIGRAMS))
     chars = memoryview(joined.translate(_CHAR_COSTS))
-    starts = _starts([len(raw) for raw in raws])
-    # A short text's two weight sums come from one adler32 (its low half is 1 + the sum
-    # while no byte sum wraps), all in C through map(); a long one is summed in chunks.
-    spans = [slice(at, at + min(len(raw), _SHORT)) for raw, at in zip(raws, starts, strict=True)]
+    sizes = [len(raw) for raw in raws]
+    starts = list(accumulate((size + 2 for size in sizes), initial=0))
+    # A short text's sums — both weight tables, plus a unit when it ends in spaces — come
+    # from one chain of adler32 calls (the low half is 1 + the sum while nothing wraps), all
+    # in C through map(); a long text is summed in chunks, as `estimate_tokens` does.
+    ends = list(map(add, starts, map(min, sizes, repeat(_SHORT))))
+    spans = list(map(slice, starts, ends))
+    lasts = map(slice, map(sub, ends, repeat(1)), ends)
+    trailing = memoryview(joined.translate(_TRAILING_UNIT))
     sums = map(
         zlib.adler32,
         map(tri.__getitem__, spans),
-        map(zlib.adler32, map(chars.__getitem__, spans)),
+        map(
+            zlib.adler32,
+            map(chars.__getitem__, spans),
+            map(zlib.adler32, map(trailing.__getitem__, lasts)),
+        ),
     )
     unit = _UNIT
-    out = []
-    for raw, at, total in zip(raws, starts, sums, strict=True):
-        if len(raw) > _SHORT:
-            out.append(_estimate_at(raw, tri, chars, at))
-            continue
-        units = (total & 0xFFFF) - 1 + (unit if raw and raw[-1] in _TRAILING_SPACE else 0)
-        out.append(max(1, -(-units // unit)) if raw else 0)
+    out = [max(1, -(-((total & 0xFFFF) - 1) // unit)) for total in sums]
+    for index, size in enumerate(sizes):
+        if size == 0:
+            out[index] = 0
+        elif size > _SHORT:
+            out[index] = _estimate_at(raws[index], tri, chars, starts[index])
     return out
 
 
-# Texts up to this many bytes are summed in one adler32 over both tables without wrapping.
-_SHORT: Final = 65520 // (max(_TRIGRAMS) + max(_CHAR_COSTS))
-
-
-def _starts(sizes: Sequence[int]) -> list[int]:
-    starts, at = [], 0
-    for size in sizes:
-        starts.append(at)
-        at += size + 2
-    return starts
+# Texts up to this many bytes are summed in one adler32 chain without wrapping.
+_SHORT: Final = (65520 - _UNIT) // (max(_TRIGRAMS) + max(_CHAR_COSTS))
+# A unit for a space that may end a text (spaces that end a text are a piece of their own).
+_TRAILING_UNIT: Final = bytes(_UNIT if chr(b) in _SPACES else 0 for b in range(256))
 
 
 def _estimate_at(raw: bytes, tri: memoryview, chars: memoryview, at: int) -> int:
