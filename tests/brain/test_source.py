@@ -189,7 +189,9 @@ def test_a_settled_file_is_trusted_by_its_stamp(brain_root: Path, clock: FakeClo
     # An hour after the last write, a file whose mtime and size did not move is not read
     # again: that is what keeps a probe at one stat per file.
     later = CountingParse()
-    with BrainSource(brain_root, watch=False, clock=clock, parse=later, wall_clock=settled_clock) as live:
+    with BrainSource(
+        brain_root, watch=False, clock=clock, parse=later, wall_clock=settled_clock
+    ) as live:
         first = live.current()
         path = brain_root / "features/support/ticket.context.md"
         stamp = path.stat()
