@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, repeat
-from operator import add, sub
+from operator import add
 from typing import Final, Literal, Protocol
 
 MESSAGE_FRAME_TOKENS: Final = 4
@@ -248,28 +248,26 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
     n = len(joined)
     classes = joined.translate(_CLASSES)
     codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(n + 2, "little")[:n]
-    tri = memoryview(codes.translate(_TRIGRAMS))
-    chars = memoryview(joined.translate(_CHAR_COSTS))
+    tri = codes.translate(_TRIGRAMS)
+    chars = joined.translate(_CHAR_COSTS)
     sizes = [len(raw) for raw in raws]
     starts = list(accumulate((size + 2 for size in sizes), initial=0))
-    # A short text's sums — both weight tables, plus a unit when it ends in spaces — come
-    # from one chain of adler32 calls (the low half is 1 + the sum while nothing wraps), all
-    # in C through map(); a long text is summed in chunks, as `estimate_tokens` does.
+    # A short text's two weight sums come from one chain of adler32 calls (the low half is
+    # 1 + the sum while nothing wraps), in C through map(); a text that ends in spaces gets
+    # a unit more; a long text is summed in chunks, as `estimate_tokens` does.
     ends = list(map(add, starts, map(min, sizes, repeat(_SHORT))))
     spans = list(map(slice, starts, ends))
-    lasts = map(slice, map(sub, ends, repeat(1)), ends)
-    trailing = memoryview(joined.translate(_TRAILING_UNIT))
+    trailing = b"\0" + joined.translate(_TRAILING_UNIT)  # trailing[end]: the last byte's
     sums = map(
         zlib.adler32,
         map(tri.__getitem__, spans),
-        map(
-            zlib.adler32,
-            map(chars.__getitem__, spans),
-            map(zlib.adler32, map(trailing.__getitem__, lasts)),
-        ),
+        map(zlib.adler32, map(chars.__getitem__, spans)),
     )
     unit = _UNIT
-    out = [max(1, -(-((total & 0xFFFF) - 1) // unit)) for total in sums]
+    out = [
+        max(1, -(-((total & 0xFFFF) - 1 + trailing[end]) // unit))
+        for total, end in zip(sums, ends, strict=True)
+    ]
     for index, size in enumerate(sizes):
         if size == 0:
             out[index] = 0
@@ -279,17 +277,17 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
 
 
 # Texts up to this many bytes are summed in one adler32 chain without wrapping.
-_SHORT: Final = (65520 - _UNIT) // (max(_TRIGRAMS) + max(_CHAR_COSTS))
+_SHORT: Final = 65520 // (max(_TRIGRAMS) + max(_CHAR_COSTS))
 # A unit for a space that may end a text (spaces that end a text are a piece of their own).
 _TRAILING_UNIT: Final = bytes(_UNIT if chr(b) in _SPACES else 0 for b in range(256))
 
 
-def _estimate_at(raw: bytes, tri: memoryview, chars: memoryview, at: int) -> int:
+def _estimate_at(raw: bytes, tri: bytes, chars: bytes, at: int) -> int:
     if not raw:
         return 0
     end = at + len(raw)
-    units = _byte_sum(bytes(tri[at:end]), _TRIGRAM_CHUNK)
-    units += _byte_sum(bytes(chars[at:end]), _CHAR_CHUNK)
+    units = _byte_sum(tri[at:end], _TRIGRAM_CHUNK)
+    units += _byte_sum(chars[at:end], _CHAR_CHUNK)
     if raw[-1] in _TRAILING_SPACE:
         units += _UNIT
     return max(1, -(-units // _UNIT))
