@@ -405,3 +405,14 @@ def test_files_keel_does_not_read_are_ignored(write_brain: WriteBrain) -> None:
     brain = load_brain(root)
     assert brain.skips == ()
     assert set(brain.contexts) == {"a"}
+
+
+def test_a_file_that_cannot_be_read_is_skipped_with_the_reason(write_brain: WriteBrain) -> None:
+    root = write_brain({"features/a/a.context.md": GOOD_CONTEXT})
+    (root / "features/a/gone.context.md").symlink_to(root / "features/a/nowhere.md")
+    brain = load_brain(root)
+    path, line, reason = only_skip(brain)
+    assert line is None
+    assert path == "features/a/gone.context.md"
+    assert reason.startswith("cannot read: No such file or directory")
+    assert set(brain.contexts) == {"a"}

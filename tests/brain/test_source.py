@@ -412,3 +412,14 @@ def test_a_watcher_that_dies_falls_back_to_stat(
         assert "the brain watcher stopped" in caplog.text
         # The fallback's first probe found the edit the dead watcher never reported.
         assert instructions(live, "ticket") == "Missed by watch."
+
+
+def test_a_dangling_link_is_a_skip_not_a_silent_gap(tmp_path: Path) -> None:
+    root = tmp_path / "brain"
+    (root / "features" / "a").mkdir(parents=True)
+    (root / "features/a/a.context.md").write_text("---\nwhen: [run]\n---\nx\n", "utf-8")
+    (root / "features/a/gone.context.md").symlink_to(root / "features/a/nowhere.md")
+    with BrainSource(root, watch=False) as live:
+        brain = live.current()
+    assert [s.path for s in brain.skips] == ["features/a/gone.context.md"]
+    assert brain.skips[0].reason.startswith("cannot read")

@@ -68,6 +68,9 @@ def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int
             try:
                 st = entry.stat()
             except OSError:
+                # A dangling link or a file gone mid-scan: listed all the same, so that
+                # reading it reports the problem instead of the file vanishing unseen.
+                files[rel] = (0, -1)
                 continue
             files[rel] = (st.st_mtime_ns, st.st_size)
 

@@ -298,14 +298,20 @@ class BrainSource:
                 # new stamp at the next probe, never as a stale parse under a fresh stamp.
                 st = os.stat(path)
             except OSError:
-                self._drop(rel)
-                continue
+                if not os.path.lexists(path):
+                    self._drop(rel)
+                    continue
+                # A dangling link: kept, stamped by the link itself, so the parser's
+                # "cannot read" reaches the skips instead of the file vanishing unseen.
+                st = os.lstat(path)
             try:
                 with open(path, "rb") as handle:
                     raw = handle.read()
             except FileNotFoundError:
-                self._drop(rel)
-                continue
+                if not os.path.lexists(path):
+                    self._drop(rel)
+                    continue
+                raw = None  # a dangling link: the parser reports why it cannot be read
             except OSError:
                 raw = None  # the parser reads it again and reports why it cannot
             digest = b"" if raw is None else hashlib.blake2b(raw, digest_size=16).digest()
