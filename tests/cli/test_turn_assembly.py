@@ -117,3 +117,29 @@ def test_a_sent_message_is_in_the_history_of_the_turn_that_answers_it(tmp_path: 
     data = json.loads(result.output)
     history = next(s for s in data["sections"] if s["id"] == "history")
     assert "assistant: Tonight: Whiplash" in history["text"]
+
+
+def test_a_turn_warns_when_its_role_lists_a_context_that_did_not_load(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    kb = brain / "features/support/kb.context.md"
+    kb.write_text(kb.read_text(encoding="utf-8").replace("when:", "whne:"), "utf-8")
+    result = runner.invoke(
+        app,
+        [
+            "turn",
+            str(brain),
+            "--bot",
+            "desk",
+            "--chat",
+            "tg:user:7",
+            "--role",
+            "support",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.output)["warnings"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("role 'support' lists 'kb', whose file did not load")
+    assert "features/support/kb.context.md:" in warnings[0]
+    assert "did you mean 'when'?" in warnings[0]

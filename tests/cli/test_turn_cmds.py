@@ -51,6 +51,7 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
         "sections",
         "fit",
         "counter",
+        "warnings",
     }
     assert [set(s) for s in data["sections"]] == [
         {"id", "text", "budget_tokens", "used_tokens", "clipped", "warnings"}

@@ -177,6 +177,7 @@ def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
         by_dir=MappingProxyType({k: tuple(sorted(v)) for k, v in by_dir.items()}),
         by_when=MappingProxyType({k: tuple(sorted(v)) for k, v in by_when.items()}),
         claimed_views=frozenset(v.view for c in contexts.values() for v in c.data),
+        failed_contexts=MappingProxyType(_failed_contexts(skips, contexts)),
     )
 
 
@@ -198,6 +199,18 @@ def _unique(groups: Mapping[str, list[Parsed]], skips: list[Skip]) -> dict[str, 
                 )
             )
     return found
+
+
+def _failed_contexts(skips: list[Skip], loaded: Mapping[str, ContextSpec]) -> dict[str, Skip]:
+    """The first skip of each context file that did not load, by the context's id."""
+    failed: dict[str, Skip] = {}
+    for skip in skips:
+        name = skip.path.rpartition("/")[2]
+        if name.endswith(".context.md"):
+            ident = name.removesuffix(".context.md")
+            if ident not in loaded:
+                failed.setdefault(ident, skip)
+    return failed
 
 
 def _beside(path: str, name: str) -> str:

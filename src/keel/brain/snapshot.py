@@ -49,6 +49,8 @@ class Brain:
     by_when: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Views some context carries: they travel with that context, not in a role's state.
     claimed_views: frozenset[str] = frozenset()
+    # Context ids whose file did not load, and why: a turn of a role listing one warns.
+    failed_contexts: Mapping[str, Skip] = field(default_factory=dict)
 
     def admitted(self, role: RoleSpec, word: str) -> tuple[str, ...]:
         """Contexts whose `when` holds `word` that the role admits, sorted by id.

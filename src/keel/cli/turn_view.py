@@ -84,6 +84,8 @@ def _input(out: Console, assembly: Assembly) -> None:
 def print_turn(prepared: PreparedTurn, assembly: Assembly) -> None:
     out = console()
     out.print(f"[bold]turn {prepared.turn}[/] · role [cyan]{prepared.role}[/]")
+    for line in prepared.log:
+        out.print(Text(f"note: {line}", style="yellow"))
     _links(out, prepared)
     out.print()
     _sections(out, assembly)

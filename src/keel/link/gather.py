@@ -129,7 +129,11 @@ def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
     role = resolve_role(brain, request)
     bindings = effective_bindings(brain, request.conversation, stored.bindings)
     collector = _Collector(brain=brain, role=role, pins=pins_of(brain, bindings), turn=stored.turn)
-    log: list[str] = []
+    log = [
+        f"role '{role.id}' lists '{ident}', whose file did not load — {skip}"
+        for ident in role.contexts or ()
+        if (skip := brain.failed_contexts.get(ident)) is not None
+    ]
     reach = _run_links(brain, request, collector, log)
     _chat_links(brain, request, collector, bindings)
     restart = _reply_links(brain, request, stored.origins, collector, log)

@@ -94,6 +94,7 @@ class PreparedTurn:
                 {"context": a.link.context, "entity": a.link.entity, "text": a.block.text}
                 for a in self.attached
             ],
+            "warnings": list(self.log),
         }
 
 
