@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from keel.errors import KeelError
+from keel.errors import KeelError, LinkError, Refused, UsageError
 
 app = typer.Typer(
     name="keel",
@@ -39,6 +40,22 @@ def error_console() -> Console:
 
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def guard(as_json: bool, action: Callable[[], None]) -> None:
+    """Run a command body, turning Keel's errors into the CLI's exit codes."""
+    try:
+        action()
+    except (Refused, LinkError) as exc:
+        if as_json:
+            emit_json({"refused": str(exc)})
+        else:
+            console().print(f"[bold yellow]refused:[/] {exc}")
+        raise typer.Exit(EXIT_REFUSED) from None
+    except UsageError as exc:
+        fail(exc)
+    except KeelError as exc:  # the database failed, or content could not be used
+        fail(exc, code=EXIT_FAILED)
 
 
 def fail(error: KeelError | str, *, code: int = EXIT_USAGE) -> NoReturn:

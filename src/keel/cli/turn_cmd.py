@@ -10,7 +10,7 @@ import typer
 from keel.assemble.exact import counter_from_settings
 from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
 from keel.assemble.values import Assembly, Transcript
-from keel.cli.app import EXIT_OVERFLOW, app, emit_json, error_console
+from keel.cli.app import EXIT_OVERFLOW, app, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
     BotOpt,
@@ -30,7 +30,6 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
-from keel.cli.turn_cmds import guard
 from keel.cli.turn_view import print_turn
 from keel.errors import FitOverflow
 from keel.link.values import Conversation, TurnRequest

@@ -1,15 +1,14 @@
-"""`keel turn`, `keel send`, `keel bind`, `keel unbind`, `keel state apply`."""
+"""`keel send`, `keel bind`, `keel unbind`, `keel state apply`: what moves in chats."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
 from keel.brain import Brain, RoleSpec, load_brain
-from keel.cli.app import EXIT_FAILED, EXIT_REFUSED, app, console, emit_json, fail
+from keel.cli.app import app, console, emit_json, guard
 from keel.cli.options import (
     AtOpt,
     BrainArg,
@@ -26,29 +25,12 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
-from keel.errors import KeelError, LinkError, Refused, UsageError
 from keel.link.gather import resolve_role
 from keel.link.values import Conversation, TurnRequest
 from keel.state import apply_sql, connect, default_url
 from keel.state.database import creates
 from keel.tools.binding import bind_context, unbind_context
 from keel.tools.send import origin_of, record_send
-
-
-def guard(as_json: bool, action: Callable[[], None]) -> None:
-    """Run a command body, turning Keel's errors into the CLI's exit codes."""
-    try:
-        action()
-    except (Refused, LinkError) as exc:
-        if as_json:
-            emit_json({"refused": str(exc)})
-        else:
-            console().print(f"[bold yellow]refused:[/] {exc}")
-        raise typer.Exit(EXIT_REFUSED) from None
-    except UsageError as exc:
-        fail(exc)
-    except KeelError as exc:  # the database failed, or content could not be used
-        fail(exc, code=EXIT_FAILED)
 
 
 @app.command()
