@@ -7,6 +7,7 @@ import pytest
 from keel.assemble.assembler import AssemblyInputs, assemble
 from keel.assemble.budgets import SectionBudgets
 from keel.assemble.elastic import RenderInput
+from keel.assemble.exact import TiktokenCounter
 from keel.assemble.fit import check_request, ensure_fits, payload_messages
 from keel.assemble.tokens import Estimator
 from keel.assemble.tools import KEEL_TOOLS
@@ -20,6 +21,7 @@ from keel.assemble.values import (
     Transcript,
 )
 from keel.errors import FitOverflow
+from tests.assemble.corpus import rank_dir
 
 COUNTER = Estimator()
 ROOMY = ModelLimits(name="m", window=200_000, output_reserve=4_000, input_allocation=150_000)
@@ -220,3 +222,36 @@ def test_the_history_notice_counts_messages_that_were_never_read() -> None:
     history = next(s for s in assembly.sections if s.id == "history")
     hidden = int(history.messages[0].text[1:].split()[0])
     assert hidden + len(history.messages) - 1 == 200
+
+
+@pytest.mark.parametrize(
+    ("kw", "allocation"),
+    [
+        pytest.param({}, 150_000, id="roomy"),
+        pytest.param(
+            {"history": chat(40), "renders": (view("a", 30), view("b", 30))}, 1_500, id="cut"
+        ),
+        pytest.param({"history": chat(5), "history_older": 300}, 150_000, id="unread"),
+        pytest.param({"history": (), "renders": ()}, 150_000, id="bare"),
+    ],
+)
+def test_the_verdict_counts_exactly_what_is_sent(kw: dict[str, object], allocation: int) -> None:
+    limits = ModelLimits(name="m", window=200_000, output_reserve=0, input_allocation=allocation)
+    assembly = build(limits=limits, **kw)
+    tools = sum(s.used_tokens for s in assembly.place("tool"))
+    assert assembly.fit.estimate == COUNTER.count_messages(payload_messages(assembly)) + tools
+
+
+def test_the_verdict_is_exact_with_an_exact_counter_too() -> None:
+    counter = TiktokenCounter.from_file(rank_dir() / "o200k_base.tiktoken")
+    limits = ModelLimits(name="m", window=200_000, output_reserve=0, input_allocation=1_500)
+    assembly = assemble(
+        inputs(history=chat(40), renders=(view("a", 30), view("b", 30))),
+        counter=counter,
+        budgets=SectionBudgets(),
+        limits=limits,
+    )
+    assert assembly.fit.ok
+    tools = sum(s.used_tokens for s in assembly.place("tool"))
+    assert assembly.fit.estimate == counter.count_messages(payload_messages(assembly)) + tools
+    assert assembly.fit.estimate <= 1_500

@@ -27,11 +27,12 @@ from keel.assemble.elastic import (
     cut_render,
     cut_rows_within,
     drop_row_level,
+    history_notice,
     render_units,
     sendable,
 )
-from keel.assemble.fit import check_fit, payload_messages
-from keel.assemble.tokens import TokenCounter
+from keel.assemble.fit import check_fit
+from keel.assemble.tokens import TokenCounter, framed
 from keel.assemble.values import Assembly, Message, ModelLimits, Place, Section, ToolSpec
 
 Budgets = Callable[[str], int | None]
@@ -143,6 +144,22 @@ def _history_section(cut: HistoryCut, budget: int | None) -> Section:
     )
 
 
+def _as_sent(assembly: Assembly, history: HistoryCut, counter: TokenCounter) -> int:
+    """The request's tokens exactly as `count_messages` counts what is sent, tools added.
+
+    Each chat message is counted on its own (its text, 4 for its frame, 3 for the reply),
+    so the history's kept messages, already measured with their frames, are reused; only
+    the joined system, state and tail texts and the history's notice are counted here.
+    """
+    joined = [t for t in (assembly.system_text, assembly.state_text) if t]
+    joined.append(assembly.tail_text)
+    kept = history.newest[history.kept]
+    if history.hidden:
+        joined.append(history_notice(history.hidden))
+    tools = sum(s.used_tokens for s in assembly.place("tool"))
+    return framed(counter.count_each(joined)) + kept + tools
+
+
 def assemble(
     inputs: AssemblyInputs,
     *,
@@ -206,13 +223,9 @@ def assemble(
         if inputs.history or inputs.history_older:
             sections.append(_history_section(history, budgets("history")))
         sections += tail
-        # The verdict counts the request as it will be sent, with the same counter.
         sent = Assembly(
             sections=tuple(sections), limits=limits, counter=counter.name, fit=check_fit(0, limits)
         )
-        total = counter.count_messages(payload_messages(sent)) + sum(
-            s.used_tokens for s in sent.place("tool")
-        )
-        fit = check_fit(total, limits)
+        fit = check_fit(_as_sent(sent, history, counter), limits)
         if fit.ok or not shrink():
             return Assembly(sections=sent.sections, limits=limits, counter=counter.name, fit=fit)
