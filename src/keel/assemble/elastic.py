@@ -133,11 +133,8 @@ class HistoryCut:
     def fit_budget(self, budget: int | None) -> None:
         """Keep the newest messages that fit the budget; the pinned ones whatever it says."""
         self.kept = len(self.messages)
-        floor = min(self.pinned, len(self.messages))
-        if budget is None:
-            return
-        while self.kept > floor and self.tokens() > budget:
-            self.kept -= 1
+        if budget is not None:
+            self.keep_within(budget)
 
     def keep_within(self, room: int) -> None:
         """Leave out the oldest messages until the rest fits `room` (pinned ones stay)."""
