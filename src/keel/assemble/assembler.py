@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from keel.assemble.elastic import (
     MESSAGE_FRAME,
@@ -168,6 +169,7 @@ def assemble(
     limits: ModelLimits,
 ) -> Assembly:
     """The turn's sections, shrunk to the input allocation where they may be."""
+    budgets = cache(budgets)  # each id is looked up through the tiers once per turn
     fixed_head, fixed_tail = _fixed(inputs)
     messages = sendable(inputs.history)
     # Every piece is measured once, in one call: counters are fastest on a batch.

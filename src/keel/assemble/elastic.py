@@ -87,12 +87,12 @@ class RenderCut:
             lines.append(rows_notice(self.hidden, self.section_id))
         if self.source.footer:
             lines.append(self.source.footer)
-        return "\n".join(line for line in lines if line)
+        return "\n".join(filter(None, lines))
 
 
 def render_units(source: RenderInput) -> list[str]:
     """The texts a render's cost is made of: header, footer, then each row."""
-    return [source.header + "\n", source.footer, *(row + "\n" for row in source.rows)]
+    return [source.header + "\n", source.footer, *[f"{row}\n" for row in source.rows]]
 
 
 def cut_render(source: RenderInput, costs: Sequence[int], count: Count) -> RenderCut:

@@ -31,8 +31,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, repeat
-from operator import add
+from itertools import compress, count, repeat
+from operator import and_, gt, rshift
 from typing import Final, Literal, Protocol
 
 MESSAGE_FRAME_TOKENS: Final = 4
@@ -69,7 +69,8 @@ def framed(text_tokens: Sequence[int]) -> int:
 _UNIT: Final = 64  # table weights are in 1/64 token
 _ADLER_MODULUS: Final = 65521
 
-_NL, _LOWER, _UPPER, _DIGIT, _SPACE, _OTHER = range(6)  # newline first: text starts "after" one
+_LOWER, _UPPER, _DIGIT, _SPACE, _OTHER, _NL = range(6)
+_SEPARATOR: Final = 6  # the class of the byte that starts a separator in a batch
 _LETTERS = (_LOWER, _UPPER)
 _SPACES: Final = " \t\v\f"  # Unicode White_Space in ASCII, newlines apart (not \x1c-\x1f)
 
@@ -181,10 +182,13 @@ def _units(tokens: float) -> int:
 
 
 def _build_tables() -> tuple[bytes, bytes, bytes]:
-    classes = bytes(_class_of(byte) for byte in range(256))
-    trigrams = bytearray(256)
+    classes = bytearray(_class_of(byte) for byte in range(256))
+    classes[_SEPARATOR_BYTE] = _SEPARATOR
+    trigrams = bytearray([_MARK]) * 256  # codes from 216 up only occur in a separator
     for code in range(216):
-        trigrams[code] = _units(_trigram_cost(code // 36, code // 6 % 6, code % 6))
+        trigrams[code] = _units(_trigram_cost(code % 6, code // 6 % 6, code // 36))
+    for before in range(6):  # the NUL after a text that ends in a space
+        trigrams[216 + 6 * _SPACE + before] = _SPACE_MARK[0]
     costs = bytearray(256)
     for span, cost in _SCRIPT_COST.items():
         for byte in span:
@@ -192,105 +196,109 @@ def _build_tables() -> tuple[bytes, bytes, bytes]:
     for chars, cost in _ASCII_COST:
         for char in chars:
             costs[ord(char)] += _units(cost)
-    return classes, bytes(trigrams), bytes(costs)
+    costs[_SEPARATOR_BYTE] = _MARK
+    return bytes(classes), bytes(trigrams), bytes(costs)
 
 
+# A batch is one text: every text comes after a separator, NUL then two newlines, and one
+# more separator ends it. The newlines let each text start as if alone; the NUL, a class
+# of its own, pushes the codes of all three separator bytes to 216 or above, which no
+# text makes, and the table turns them into a mark that `bytes.split` cuts the weights at.
+_SEPARATOR_BYTE: Final = 0
+_SEPARATOR_TEXT: Final = "\0\n\n"
+_MARK: Final = 0xFF
+_SPACE_MARK: Final = b"\xfe"  # instead of the first mark, after a text that ends in a space
+_MARKS: Final = bytes([_MARK]) * len(_SEPARATOR_TEXT)
 _CLASSES, _TRIGRAMS, _CHAR_COSTS = _build_tables()
 _CONTINUATION: Final = bytes(range(0x80, 0xC0))
-_TRAILING_SPACE: Final = _SPACES.encode()
+# One multiplication turns byte i into 36·class[i] + 6·class[i-1] + class[i-2]: under 216
+# in a text, at most 251 in a separator, so no byte carries into the next.
+_LANES: Final = 36 + (6 << 8) + (1 << 16)
+_SPACE_CLASS: Final = bytes([_SPACE])
+_SEPARATOR_CLASS: Final = bytes([_SEPARATOR])
 
-
-def _chunk_for(table: bytes) -> int:
-    """How many weights from `table` can be summed before adler32's modulus wraps."""
-    return (_ADLER_MODULUS - 1) // max(table)
-
-
-_TRIGRAM_CHUNK: Final = _chunk_for(_TRIGRAMS)
-_CHAR_CHUNK: Final = _chunk_for(_CHAR_COSTS)
-_LANES: Final = 1 + (6 << 8) + (36 << 16)
+# Weights are summed with adler32, whose low half is 1 + the sum of the bytes until it
+# wraps at 65521. Started at 63 instead of 1, its low half over 64 is the sum rounded up.
+# A text too long for that is summed in chunks that cannot wrap.
+_ROUND_UP: Final = _UNIT - 1
+_SHORT: Final = (_ADLER_MODULUS - 1 - _ROUND_UP) // (max(_TRIGRAMS[:216]) + max(_CHAR_COSTS[1:]))
+_TRIGRAM_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_TRIGRAMS[:216])
+_CHAR_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_CHAR_COSTS[1:])
 
 
 def _byte_sum(weights: bytes, chunk: int) -> int:
-    """The sum of the bytes of `weights`: adler32's low half is 1 + that sum, per chunk."""
-    if len(weights) <= chunk:
-        return (zlib.adler32(weights) & 0xFFFF) - 1
-    view = memoryview(weights)
-    starts = range(0, len(view), chunk)
-    return sum([zlib.adler32(view[i : i + chunk]) & 0xFFFF for i in starts]) - len(starts)
+    """The sum of the bytes of `weights`, one adler32 per chunk."""
+    starts = range(0, len(weights), chunk)
+    return sum([zlib.adler32(weights[i : i + chunk]) & 0xFFFF for i in starts]) - len(starts)
+
+
+def _exact_tokens(tri: bytes, chars: bytes, raw: bytes) -> int:
+    """One long or refined text's tokens, from its weights and its raw bytes."""
+    units = _byte_sum(tri, _TRIGRAM_CHUNK) + _byte_sum(chars, _CHAR_CHUNK)
+    if not raw.isascii():
+        for pairs, cost in _REFINED:
+            units += _units(cost) * sum(raw.count(pair) for pair in pairs)
+    return max(1, -(-units // _UNIT))
+
+
+def _refine(
+    out: list[int], sizes: list[int], tri: list[bytes], chars: list[bytes], raws: list[bytes]
+) -> None:
+    """Recount the long texts, and those in scripts whose second byte says more."""
+    for i, raw in enumerate(raws):
+        if sizes[i] > _SHORT or (not raw.isascii() and any(lead in raw for lead in _REFINED_LEADS)):
+            out[i] = _exact_tokens(tri[i], chars[i], raw)
 
 
 def estimate_tokens(text: str) -> int:
     """The estimated o200k_base token count of `text`, rounded up."""
-    if not text:
-        return 0
-    raw = text.encode("utf-8", "surrogatepass")
-    classes = raw.translate(_CLASSES, _CONTINUATION)  # one byte per character
-    n = len(classes)
-    # One multiplication turns byte i into 36·class[i-2] + 6·class[i-1] + class[i]: at most
-    # 215, so no byte carries into the next.
-    codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(n + 2, "little")[:n]
-    units = _byte_sum(codes.translate(_TRIGRAMS), _TRIGRAM_CHUNK)
-    units += _byte_sum(raw.translate(_CHAR_COSTS, _CONTINUATION), _CHAR_CHUNK)
-    if not raw.isascii() and any(lead in raw for lead in _REFINED_LEADS):
-        for pairs, cost in _REFINED:
-            units += _units(cost) * sum(raw.count(pair) for pair in pairs)
-    if raw[-1] in _TRAILING_SPACE:
-        units += _UNIT  # spaces that end the text are a piece of their own
-    return max(1, -(-units // _UNIT))
+    return estimate_many((text,))[0]
 
 
 def estimate_many(texts: Sequence[str]) -> list[int]:
-    """estimate_tokens for each text, from one pass over all of them (ASCII fast path)."""
-    raws = [t.encode("utf-8", "surrogatepass") for t in texts]
-    joined = b"\n\n".join(raws)  # two newlines: each text starts as if alone
-    if not joined.isascii():
-        return [estimate_tokens(t) for t in texts]
-    n = len(joined)
-    classes = joined.translate(_CLASSES)
-    codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(n + 2, "little")[:n]
-    tri = codes.translate(_TRIGRAMS)
-    chars = joined.translate(_CHAR_COSTS)
-    sizes = [len(raw) for raw in raws]
-    starts = list(accumulate((size + 2 for size in sizes), initial=0))
-    # A short text's two weight sums come from one chain of adler32 calls (the low half is
-    # 1 + the sum while nothing wraps), in C through map(); a text that ends in spaces gets
-    # a unit more; a long text is summed in chunks, as `estimate_tokens` does.
-    ends = list(map(add, starts, map(min, sizes, repeat(_SHORT))))
-    spans = list(map(slice, starts, ends))
-    trailing = b"\0" + joined.translate(_TRAILING_UNIT)  # trailing[end]: the last byte's
-    sums = map(
-        zlib.adler32,
-        map(tri.__getitem__, spans),
-        map(zlib.adler32, map(chars.__getitem__, spans)),
-    )
-    unit = _UNIT
-    out = [
-        max(1, -(-((total & 0xFFFF) - 1 + trailing[end]) // unit))
-        for total, end in zip(sums, ends, strict=True)
-    ]
-    for index, size in enumerate(sizes):
-        if size == 0:
-            out[index] = 0
-        elif size > _SHORT:
-            out[index] = _estimate_at(raws[index], tri, chars, starts[index])
+    """The estimated o200k_base token count of each text, from one pass over all of them."""
+    if not texts:
+        return []
+    whole = _SEPARATOR_TEXT.join(("", *texts, ""))
+    counts = _estimate_batch(whole, len(texts))
+    if counts is None:  # a NUL inside a text: another mark, of no cost either, reads the same
+        clean = (text.replace("\0", "\1") for text in texts)
+        counts = _estimate_batch(_SEPARATOR_TEXT.join(("", *clean, "")), len(texts))
+    assert counts is not None, "no NUL is left in the texts"
+    return counts
+
+
+def _estimate_batch(whole: str, n: int) -> list[int] | None:
+    ascii = whole.isascii()
+    raw = whole.encode("ascii") if ascii else whole.encode("utf-8", "surrogatepass")
+    drop = b"" if ascii else _CONTINUATION  # one class and one cost per character
+    chars = raw.translate(_CHAR_COSTS, drop).split(_MARKS[:1])[1:-1]
+    if len(chars) != n:
+        return None
+    classes = raw.translate(_CLASSES, drop)
+    codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(len(classes) + 2, "little")
+    weights = codes.translate(_TRIGRAMS)
+    ends_in_space = _SPACE_MARK in weights
+    if ends_in_space:
+        weights = weights.replace(_SPACE_MARK, _MARKS[:1])
+    tri = weights.split(_MARKS)[1:-1]
+    sums = map(zlib.adler32, tri, map(zlib.adler32, chars, repeat(_ROUND_UP)))
+    out = list(map(and_, map(rshift, sums, repeat(6)), repeat(0xFFFF >> 6)))
+    # The rare cases, each found by one search: a long text (summed in chunks), a refined
+    # script, a text that ends in spaces (a piece of their own), a text with no weight.
+    sizes = list(map(len, tri))
+    if not ascii:
+        _refine(out, sizes, tri, chars, raw.split(_SEPARATOR_TEXT.encode())[1:-1])
+    elif max(sizes) > _SHORT:
+        for i in compress(count(), map(gt, sizes, repeat(_SHORT))):
+            out[i] = _exact_tokens(tri[i], chars[i], b"")
+    if ends_in_space:
+        ends = classes.split(_SEPARATOR_CLASS)[1:-1]
+        for i in compress(count(), map(bytes.endswith, ends, repeat(_SPACE_CLASS))):
+            out[i] += 1
+    if out.count(0) > sizes.count(0):
+        out = [max(units, 1 if size else 0) for units, size in zip(out, sizes, strict=True)]
     return out
-
-
-# Texts up to this many bytes are summed in one adler32 chain without wrapping.
-_SHORT: Final = 65520 // (max(_TRIGRAMS) + max(_CHAR_COSTS))
-# A unit for a space that may end a text (spaces that end a text are a piece of their own).
-_TRAILING_UNIT: Final = bytes(_UNIT if chr(b) in _SPACES else 0 for b in range(256))
-
-
-def _estimate_at(raw: bytes, tri: bytes, chars: bytes, at: int) -> int:
-    if not raw:
-        return 0
-    end = at + len(raw)
-    units = _byte_sum(tri[at:end], _TRIGRAM_CHUNK)
-    units += _byte_sum(chars[at:end], _CHAR_CHUNK)
-    if raw[-1] in _TRAILING_SPACE:
-        units += _UNIT
-    return max(1, -(-units // _UNIT))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
