@@ -47,7 +47,11 @@ class RenderCut:
     base_tokens: int
     count: Count
     shown: int = 0
+    total: int = 0  # rows the view holds, shown or not
     _notice_cache: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.total = len(self.source.rows) if self.source.total is None else self.source.total
 
     @property
     def section_id(self) -> str:
@@ -55,8 +59,7 @@ class RenderCut:
 
     @property
     def hidden(self) -> int:
-        total = self.source.total if self.source.total is not None else len(self.source.rows)
-        return total - self.shown
+        return self.total - self.shown
 
     def notice_tokens(self, hidden: int) -> int:
         if hidden <= 0:
@@ -70,8 +73,7 @@ class RenderCut:
 
     def tokens(self, shown: int | None = None) -> int:
         n = self.shown if shown is None else shown
-        total = self.source.total if self.source.total is not None else len(self.source.rows)
-        return self.base_tokens + self.prefix[n] + self.notice_tokens(total - n)
+        return self.base_tokens + self.prefix[n] + self.notice_tokens(self.total - n)
 
     def fit_budget(self, budget: int | None) -> None:
         """Show as many rows from the top as the section's own budget allows."""

@@ -42,9 +42,13 @@ class ToolSpec:
     capability: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Section:
-    """One named part of the model input, with its budget and measured size in tokens."""
+    """One named part of the model input, with its budget and measured size in tokens.
+
+    Not frozen, unlike the other values: a turn builds dozens, and a frozen dataclass
+    pays a guarded attribute write per field; nothing changes a section once built.
+    """
 
     id: str
     place: Place
