@@ -15,21 +15,23 @@ cut: if it alone does not fit, the fit check fails before any model call.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 
 from keel.assemble.elastic import (
     MESSAGE_FRAME,
     HistoryCut,
+    Measured,
+    Meter,
     RenderCut,
     RenderInput,
-    cut_history,
-    cut_render,
-    cut_rows_within,
+    cut_rows,
     drop_row_level,
+    fit_render_budgets,
     history_notice,
-    render_units,
     sendable,
 )
 from keel.assemble.fit import check_fit
@@ -38,6 +40,7 @@ from keel.assemble.values import Assembly, Message, ModelLimits, Place, Section,
 
 Budgets = Callable[[str], int | None]
 PRIMING = 3  # tokens every chat request costs for the reply's start
+BYTES_PER_TOKEN = 4  # for the first guess of how much to measure; English runs about so
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,11 +157,35 @@ def _as_sent(assembly: Assembly, history: HistoryCut, counter: TokenCounter) -> 
     """
     joined = [t for t in (assembly.system_text, assembly.state_text) if t]
     joined.append(assembly.tail_text)
-    kept = history.newest[history.kept]
+    kept = history.newest.sums[history.kept]
     if history.hidden:
         joined.append(history_notice(history.hidden))
     tools = sum(s.used_tokens for s in assembly.place("tool"))
     return framed(counter.count_each(joined)) + kept + tools
+
+
+def _first_guess(
+    fixed: Measured, renders: Sequence[RenderCut], history: HistoryCut, allocation: int
+) -> tuple[int, int]:
+    """How many row levels and history messages the first round measures.
+
+    A guess from the texts' lengths at a few bytes a token: a short guess costs another
+    round, a long one measures more than needed; neither changes what is kept.
+    """
+    room = BYTES_PER_TOKEN * allocation - sum(map(len, fixed.texts))
+    room -= sum(map(len, history.newest.texts[: history.floor]))
+    widths = [list(accumulate(map(len, r.rows.texts), initial=0)) for r in renders]
+    top = max((len(w) - 1 for w in widths), default=0)
+
+    def width(level: int) -> int:
+        return sum(w[min(level, len(w) - 1)] for w in widths)
+
+    level = bisect_right(range(top + 1), room, key=width) - 1
+    if level < top:
+        return level + 1, history.floor  # one level more, so the round sees the overflow
+    room -= width(top)
+    spent = accumulate(map(len, history.newest.texts[history.floor :]), initial=0)
+    return top, history.floor + max(0, bisect_right(list(spent), room))
 
 
 def assemble(
@@ -171,37 +198,37 @@ def assemble(
     """The turn's sections, shrunk to the input allocation where they may be."""
     budgets = cache(budgets)  # each id is looked up through the tiers once per turn
     fixed_head, fixed_tail = _fixed(inputs)
-    messages = sendable(inputs.history)
-    # Every piece is measured once, in one call: counters are fastest on a batch.
-    units = [text for _, _, text, _ in (*fixed_head, *fixed_tail)]
-    spans = []
-    for render in inputs.renders:
-        pieces = render_units(render)
-        spans.append((len(units), len(units) + len(pieces)))
-        units += pieces
-    first_message = len(units)
-    units += [m.text for m in messages]
-    costs = counter.count_each(units)
+    renders = [RenderCut.of(r, counter.count) for r in inputs.renders]
+    history = HistoryCut.of(
+        sendable(inputs.history), inputs.pinned_history, counter.count, older=inputs.history_older
+    )
+    fixed = Measured([text for _, _, text, _ in (*fixed_head, *fixed_tail)])
+    frames = Measured([unit for r in renders for unit in r.frame_units()])
+    elastic: list[RenderCut | HistoryCut] = [*renders, history]
+    notices = [part.notices() for part in elastic]
+    notice_texts = Measured([text for texts in notices for text in texts])
+    levels, newest = _first_guess(fixed, renders, history, limits.input_allocation)
+    # One round measures what is always sent and the first guess of the rest.
+    meter = Meter(counter)
+    for always in (fixed, frames, notice_texts):
+        meter.ask(always, len(always.texts))
+    for render in renders:
+        meter.ask(render.rows, levels)
+    meter.ask(history.newest, newest)
+    meter.run()
 
     sections = [
         _section(i, p, t, n, budgets, tool)
-        for (i, p, t, tool), n in zip((*fixed_head, *fixed_tail), costs, strict=False)
+        for (i, p, t, tool), n in zip((*fixed_head, *fixed_tail), fixed.costs(), strict=True)
     ]
     head, tail = sections[: len(fixed_head)], sections[len(fixed_head) :]
-    renders = [
-        cut_render(r, costs[a:b], counter.count)
-        for r, (a, b) in zip(inputs.renders, spans, strict=True)
-    ]
-    for cut in renders:
-        cut.fit_budget(budgets(cut.section_id))
-    history = cut_history(
-        messages,
-        costs[first_message:],
-        inputs.pinned_history,
-        counter.count,
-        older=inputs.history_older,
-    )
-    history.fit_budget(budgets("history"))
+    frame_costs = frames.costs()
+    for i, render in enumerate(renders):
+        render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
+    notice_costs = iter(notice_texts.costs())
+    for cut, texts in zip(elastic, notices, strict=True):
+        cut.know_notices([next(notice_costs) for _ in texts])
+    fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
 
     # Everything but history and renders is fixed: measured once, then fit by arithmetic.
     chat_messages = (
@@ -209,17 +236,19 @@ def assemble(
         + int(any(s.place == "state" for s in head) or bool(renders))
         + 1
     )
-    fixed = sum(s.used_tokens for s in (*head, *tail)) + MESSAGE_FRAME * chat_messages + PRIMING
+    room = limits.input_allocation - sum(s.used_tokens for s in (*head, *tail))
+    room -= MESSAGE_FRAME * chat_messages + PRIMING
+    # Older history goes first: rows are cut only with history down to its pinned newest.
+    history.kept = history.floor
+    cut_rows(renders, room - history.tokens(), meter, levels)
+    if all(r.shown == r.cap for r in renders):
+        left = room - sum(r.tokens() for r in renders)
+        budget = budgets("history")
+        history.keep_within(left if budget is None else min(left, budget), meter, newest)
 
     def shrink() -> bool:
         return history.drop_one() or drop_row_level(renders)
 
-    # The same order as one unit at a time (history, then row levels), with each phase's
-    # constant part summed once instead of on every step.
-    room = limits.input_allocation - fixed
-    shown = sum(r.tokens() for r in renders)
-    history.keep_within(room - shown)
-    cut_rows_within(renders, room - history.tokens())
     while True:
         sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
         if inputs.history or inputs.history_older:

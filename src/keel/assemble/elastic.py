@@ -1,8 +1,9 @@
 """The two parts of the input that may shrink: state render rows and older history.
 
-Each is measured once per unit (a row, a message) and then selected by arithmetic, so
-fitting a large input costs one tokenization of each piece, not one per attempt. Cuts are
-always visible: a notice, counted inside the budget, says what was left out.
+A unit (a row, a message) is measured at most once, and only when it might be sent: rows
+are measured top first and history newest first, in rounds, until what is measured alone
+no longer fits. Fitting then is arithmetic on prefix sums. Cuts are always visible: a
+notice, counted inside the budget, says what was left out.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from keel.assemble.tokens import TokenCounter
 from keel.assemble.values import Message
 
 Count = Callable[[str], int]
+Costs = Callable[[int], int]  # what showing n units costs
 MESSAGE_FRAME = 4  # tokens a chat message costs beyond its text
 
 
@@ -38,20 +41,102 @@ def history_notice(hidden: int) -> str:
     return f"[{hidden} earlier {noun} of this conversation not shown]"
 
 
+def notice_key(hidden: int) -> int:
+    """Notices that share a key cost the same: the count's digits (and one or many) vary."""
+    return len(str(hidden)) if hidden > 1 else 0
+
+
+def notice_counts(most: int) -> list[int]:
+    """One count of each key from 1 to `most`: what every notice of a part may cost."""
+    return [n for n in (1, *(max(2, 10**d) for d in range(len(str(most))))) if n <= most]
+
+
+# ---------------------------------------------------------------------------------------
+# Measuring on demand
+
+
+@dataclass(slots=True)
+class Measured:
+    """The token costs of a sequence of texts, as prefix sums, measured as far as asked."""
+
+    texts: Sequence[str]
+    extra: int = 0  # added to each text's cost (a message's frame)
+    sums: list[int] = field(default_factory=lambda: [0])  # sums[n]: the first n texts
+
+    @property
+    def measured(self) -> int:
+        return len(self.sums) - 1
+
+    @property
+    def complete(self) -> bool:
+        return self.measured == len(self.texts)
+
+    def costs(self) -> list[int]:
+        return [b - a for a, b in zip(self.sums, self.sums[1:], strict=False)]
+
+
+class Meter:
+    """Measures what the parts ask for with one `count_each` per round: counters are
+    fastest on a batch."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._asked: dict[int, tuple[Measured, int]] = {}
+
+    def ask(self, part: Measured, upto: int) -> None:
+        upto = min(upto, len(part.texts))
+        if upto > max(part.measured, self._asked.get(id(part), (part, 0))[1]):
+            self._asked[id(part)] = (part, upto)
+
+    def run(self) -> None:
+        asked = list(self._asked.values())
+        self._asked.clear()
+        texts = [text for part, upto in asked for text in part.texts[part.measured : upto]]
+        if not texts:
+            return
+        costs = self.counter.count_each(texts)
+        at = 0
+        for part, upto in asked:
+            new = costs[at : at + upto - part.measured]
+            at += len(new)
+            start = part.sums.pop()  # accumulate gives it back first
+            part.sums += accumulate((c + part.extra for c in new), initial=start)
+
+
+def grow(measured: int) -> int:
+    """How far the next round measures: rounds double, so a bad first guess costs few."""
+    return max(2 * measured, measured + 8)
+
+
+# ---------------------------------------------------------------------------------------
+# Renders
+
+
 @dataclass(slots=True)
 class RenderCut:
     """A render being fitted: how many of its rows are shown, and what that costs."""
 
     source: RenderInput
-    prefix: list[int]  # prefix[n]: tokens of the top n rows
-    base_tokens: int
+    rows: Measured  # each row with its newline
     count: Count
+    base_tokens: int = 0  # header and footer
+    cap: int = 0  # the most rows the section's own budget allows
     shown: int = 0
     total: int = 0  # rows the view holds, shown or not
     _notice_cache: dict[int, int] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.total = len(self.source.rows) if self.source.total is None else self.source.total
+    @classmethod
+    def of(cls, source: RenderInput, count: Count) -> RenderCut:
+        total = len(source.rows) if source.total is None else source.total
+        rows = Measured([f"{row}\n" for row in source.rows])
+        return cls(source=source, rows=rows, count=count, cap=len(source.rows), total=total)
+
+    def frame_units(self) -> list[str]:
+        """The texts the base cost is made of: header, then footer."""
+        return [self.source.header + "\n", self.source.footer]
+
+    def set_frame(self, header: int, footer: int) -> None:
+        self.base_tokens = header + (footer if self.source.footer else 0)
 
     @property
     def section_id(self) -> str:
@@ -61,27 +146,31 @@ class RenderCut:
     def hidden(self) -> int:
         return self.total - self.shown
 
+    def notices(self) -> list[str]:
+        """Its notice for each key it may need, to be measured with the first round."""
+        return [rows_notice(n, self.section_id) + "\n" for n in notice_counts(self.total)]
+
     def notice_tokens(self, hidden: int) -> int:
         if hidden <= 0:
             return 0
-        # A notice's cost depends only on how many digits the count has (and one/many).
-        key = len(str(hidden)) if hidden > 1 else 0
+        key = notice_key(hidden)
         cost = self._notice_cache.get(key)
         if cost is None:
             cost = self._notice_cache[key] = self.count(rows_notice(hidden, self.section_id) + "\n")
         return cost
 
+    def know_notices(self, costs: Sequence[int]) -> None:
+        """The costs of `notices()`, in order."""
+        for n, cost in zip(notice_counts(self.total), costs, strict=True):
+            self._notice_cache[notice_key(n)] = cost
+
+    def least(self, shown: int) -> int:
+        """What `shown` rows cost at least: without the notice."""
+        return self.base_tokens + self.rows.sums[shown]
+
     def tokens(self, shown: int | None = None) -> int:
         n = self.shown if shown is None else shown
-        return self.base_tokens + self.prefix[n] + self.notice_tokens(self.total - n)
-
-    def fit_budget(self, budget: int | None) -> None:
-        """Show as many rows from the top as the section's own budget allows."""
-        self.shown = len(self.prefix) - 1
-        if budget is None:
-            return
-        while self.shown > 0 and self.tokens() > budget:
-            self.shown -= 1
+        return self.base_tokens + self.rows.sums[n] + self.notice_tokens(self.total - n)
 
     def text(self) -> str:
         lines = [self.source.header, *self.source.rows[: self.shown]]
@@ -92,16 +181,83 @@ class RenderCut:
         return "\n".join(filter(None, lines))
 
 
-def render_units(source: RenderInput) -> list[str]:
-    """The texts a render's cost is made of: header, footer, then each row."""
-    return [source.header + "\n", source.footer, *[f"{row}\n" for row in source.rows]]
+def largest_fitting(top: int, room: int, least: Costs, cost: Costs) -> int:
+    """The largest n ≤ `top` with cost(n) ≤ room, 0 if none.
+
+    `least` is a lower bound of `cost` that never falls as n grows (the cost without its
+    notice): a bisection on it bounds the answer, a short scan on `cost` finds it.
+    """
+    low, high = 0, top
+    while low < high:  # the largest n whose lower bound fits
+        middle = (low + high + 1) // 2
+        if least(middle) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    while low > 0 and cost(low) > room:  # notices are small: a step or two
+        low -= 1
+    return low
 
 
-def cut_render(source: RenderInput, costs: Sequence[int], count: Count) -> RenderCut:
-    """A render to fit, from the costs of its `render_units` (in that order)."""
-    header, footer, *rows = costs
-    base = header + (footer if source.footer else 0)
-    return RenderCut(source=source, prefix=[0, *accumulate(rows)], base_tokens=base, count=count)
+def fit_render_budgets(
+    renders: Sequence[RenderCut], budgets: Sequence[int | None], meter: Meter
+) -> None:
+    """Cap each render at the most rows its own budget allows, measuring as far as needed."""
+    pending = [(r, b) for r, b in zip(renders, budgets, strict=True) if b is not None]
+    while pending:
+        for render, _ in pending:
+            meter.ask(render.rows, grow(render.rows.measured))
+        meter.run()
+        waiting = []
+        for render, budget in pending:
+            if render.rows.complete or render.least(render.rows.measured) > budget:
+                top = render.rows.measured
+                render.cap = largest_fitting(top, budget, render.least, render.tokens)
+            else:
+                waiting.append((render, budget))
+        pending = waiting
+
+
+def cut_rows(renders: Sequence[RenderCut], room: int, meter: Meter, guess: int) -> None:
+    """Show the most row levels (one row of every view a level) that fit `room`.
+
+    Levels are measured in rounds from the top (`guess` levels first) until the rows
+    measured alone overflow `room` or every row within its cap is measured.
+    """
+    top = max((r.cap for r in renders), default=0)
+
+    def least(level: int) -> int:
+        return sum(r.least(min(level, r.cap)) for r in renders)
+
+    def cost(level: int) -> int:
+        return sum(r.tokens(min(level, r.cap)) for r in renders)
+
+    target = min(top, guess)
+    while True:
+        for render in renders:
+            meter.ask(render.rows, min(target, render.cap))
+        meter.run()
+        if target >= top or least(target) > room:
+            break
+        target = min(top, grow(target))
+    level = largest_fitting(target, room, least, cost)
+    for render in renders:
+        render.shown = min(level, render.cap)
+
+
+def drop_row_level(renders: Sequence[RenderCut]) -> bool:
+    """Leave out the bottom shown row of every render at the deepest level; False if none."""
+    deepest = max((r.shown for r in renders), default=0)
+    if deepest == 0:
+        return False
+    for render in renders:
+        if render.shown == deepest:
+            render.shown -= 1
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# History
 
 
 @dataclass(slots=True)
@@ -109,53 +265,66 @@ class HistoryCut:
     """History being fitted: the newest `kept` messages are shown (pinned ones always)."""
 
     messages: tuple[Message, ...]
-    newest: list[int]  # newest[n]: tokens of the newest n messages, framing included
+    newest: Measured  # newest first, each with its frame
     pinned: int
     count: Count
     kept: int = 0
     older: int = 0  # messages before these that were never read: hidden from the start
     _notice_cache: dict[int, int] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls, messages: Sequence[Message], pinned: int, count: Count, older: int = 0
+    ) -> HistoryCut:
+        """History to fit, from `sendable` messages, oldest first."""
+        newest = Measured([m.text for m in reversed(messages)], extra=MESSAGE_FRAME)
+        return cls(messages=tuple(messages), newest=newest, pinned=pinned, count=count, older=older)
+
+    @property
+    def floor(self) -> int:
+        return min(self.pinned, len(self.messages))
+
     @property
     def hidden(self) -> int:
         return len(self.messages) - self.kept + self.older
 
+    def notices(self) -> list[str]:
+        """Its notice for each key it may need, to be measured with the first round."""
+        return [history_notice(n) for n in notice_counts(len(self.messages) + self.older)]
+
+    def know_notices(self, costs: Sequence[int]) -> None:
+        """The costs of `notices()`, in order."""
+        counts = notice_counts(len(self.messages) + self.older)
+        for n, cost in zip(counts, costs, strict=True):
+            self._notice_cache[notice_key(n)] = cost + MESSAGE_FRAME
+
     def tokens(self, kept: int | None = None) -> int:
         n = self.kept if kept is None else kept
-        shown = self.newest[n]
+        shown = self.newest.sums[n]
         hidden = len(self.messages) - n + self.older
         if not hidden:
             return shown
-        key = len(str(hidden)) if hidden > 1 else 0
+        key = notice_key(hidden)
         cost = self._notice_cache.get(key)
         if cost is None:
             cost = self._notice_cache[key] = self.count(history_notice(hidden)) + MESSAGE_FRAME
         return shown + cost
 
-    def fit_budget(self, budget: int | None) -> None:
-        """Keep the newest messages that fit the budget; the pinned ones whatever it says."""
-        self.kept = len(self.messages)
-        if budget is not None:
-            self.keep_within(budget)
-
-    def keep_within(self, room: int) -> None:
-        """Leave out the oldest messages until the rest fits `room` (pinned ones stay)."""
-        floor = min(self.pinned, len(self.messages))
-        if self.kept <= floor or self.tokens() <= room:
-            return
-        # Fewer messages never cost more, so the most that fit is found by bisection.
-        low, high = floor, self.kept - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.tokens(middle) <= room:
-                low = middle
-            else:
-                high = middle - 1
-        self.kept = low
+    def keep_within(self, room: int, meter: Meter, guess: int) -> None:
+        """Keep the newest messages that fit `room`; the pinned ones whatever it says."""
+        target = max(self.floor, guess)
+        while True:
+            meter.ask(self.newest, target)
+            meter.run()
+            if self.newest.complete or self.newest.sums[self.newest.measured] > room:
+                break
+            target = grow(self.newest.measured)
+        least = self.newest.sums.__getitem__
+        self.kept = max(self.floor, largest_fitting(self.newest.measured, room, least, self.tokens))
 
     def drop_one(self) -> bool:
         """Leave out the oldest message still shown, unless only pinned ones are left."""
-        if self.kept <= min(self.pinned, len(self.messages)):
+        if self.kept <= self.floor:
             return False
         self.kept -= 1
         return True
@@ -170,56 +339,3 @@ class HistoryCut:
 def sendable(messages: Sequence[Message]) -> list[Message]:
     """The messages history may send: an empty one never is (providers refuse it)."""
     return [m for m in messages if m.text.strip()]
-
-
-def cut_history(
-    messages: Sequence[Message],
-    costs: Sequence[int],
-    pinned: int,
-    count: Count,
-    *,
-    older: int = 0,
-) -> HistoryCut:
-    """History to fit, from `sendable` messages (oldest first) and each one's text cost."""
-    framed = [c + MESSAGE_FRAME for c in reversed(costs)]
-    return HistoryCut(
-        messages=tuple(messages),
-        newest=[0, *accumulate(framed)],
-        pinned=pinned,
-        count=count,
-        older=older,
-    )
-
-
-def cut_rows_within(renders: Sequence[RenderCut], room: int) -> None:
-    """Leave out bottom rows, one level across every view at a time, until they fit `room`.
-
-    Levels are found by bisection: showing fewer rows never costs more.
-    """
-
-    def cost(level: int) -> int:
-        return sum(r.tokens(min(r.shown, level)) for r in renders)
-
-    deepest = max((r.shown for r in renders), default=0)
-    if cost(deepest) <= room:
-        return
-    low, high = 0, deepest - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if cost(middle) <= room:
-            low = middle
-        else:
-            high = middle - 1
-    for render in renders:
-        render.shown = min(render.shown, low)
-
-
-def drop_row_level(renders: Sequence[RenderCut]) -> bool:
-    """Leave out the bottom shown row of every render at the deepest level; False if none."""
-    deepest = max((r.shown for r in renders), default=0)
-    if deepest == 0:
-        return False
-    for render in renders:
-        if render.shown == deepest:
-            render.shown -= 1
-    return True
