@@ -7,8 +7,8 @@ The workload is `shared/bench/workload.py` beside the repository (or under `$KEE
 57 KB into an 8,000-token budget with a cut policy (older history first, oldest first,
 newest 10 pinned; then view rows from the bottom, one level across every view at a time).
 Each contender renders it from the same words, and is timed as the median of `--runs`
-renders after `--warmup`, in rounds of `--block` renders of each, so a busy machine slows
-all alike:
+renders after `--warmup`, in rounds of `--block` renders of each (every block opening
+with one untimed render), so a busy machine slows all alike:
 
 1. Keel's `assemble` with the built-in `Estimator`;
 2. Keel's `assemble` with exact o200k_base (`TiktokenCounter` from the shared rank file),
@@ -342,11 +342,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for _ in range(args.warmup):
                 action()
         # A short block of renders of every contender per round: rounds spread a busy
-        # machine's load over all alike, and a block lets each run with its own warm
-        # caches, as a process assembling turn after turn does.
+        # machine's load over all alike. Each block opens with one untimed render (the
+        # peers' runners do the same), so every contender is timed warm, as a process
+        # assembling turn after turn is, not just after another process had the CPU.
         times: dict[str, list[float]] = {label: [] for label in [*keel, *peers]}
         for _ in range(-(-args.runs // args.block)):
             for label, action in keel.items():
+                action()
                 times[label] += [timed(action) for _ in range(args.block)]
             for name, peer in peers.items():
                 times[name] += peer.times(args.block)

@@ -4,9 +4,10 @@ A runner is started by `bench/assembly.py` with the peers' own interpreter (the 
 `bench/.peers/`, never Keel's), so nothing here imports Keel. It serves requests on stdin,
 one per line, and answers each with one JSON line on stdout:
 
-- `run N`: N renders, each timed alone after a collection (as Keel's side is timed);
-  answers `{"times": [seconds, ...]}`. The parent asks for one render per round, between
-  Keel's, so a busy machine slows every contender alike.
+- `run N`: one untimed render, then N renders, each timed alone with collection off (as
+  Keel's side is timed); answers `{"times": [seconds, ...]}`. The parent asks for a block
+  of renders per round, between Keel's, so a busy machine slows every contender alike;
+  the untimed render lets each block start warm, after another process had the CPU.
 - `report`: the last render's chat messages as (role, text) pairs, the token count the
   peer itself believed it sent, and the package's version. The parent measures what was
   sent with one counter for everyone.
@@ -81,6 +82,7 @@ def serve(peer: str, package: str, render: Render) -> None:
         command, _, count = line.strip().partition(" ")
         if command == "run":
             times: list[float] = []
+            last = render()  # warm again after the other contenders' turn
             for _ in range(int(count)):
                 gc.disable()  # no collection pause inside a timed render (Keel's side alike)
                 start = time.perf_counter()

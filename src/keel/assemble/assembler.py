@@ -32,6 +32,7 @@ from keel.assemble.elastic import (
     drop_row_level,
     fit_render_budgets,
     history_notice,
+    notice_counts,
     sendable,
 )
 from keel.assemble.fit import check_fit
@@ -204,9 +205,8 @@ def assemble(
     )
     fixed = Measured([text for _, _, text, _ in (*fixed_head, *fixed_tail)])
     frames = Measured([unit for r in renders for unit in r.frame_units()])
-    elastic: list[RenderCut | HistoryCut] = [*renders, history]
-    notices = [part.notices() for part in elastic]
-    notice_texts = Measured([text for texts in notices for text in texts])
+    notices = [*(r.notice for r in renders), history.notice]
+    notice_texts = Measured([text for notice in notices for text in notice.texts()])
     levels, newest = _first_guess(fixed, renders, history, limits.input_allocation)
     # One round measures what is always sent and the first guess of the rest.
     meter = Meter(counter)
@@ -226,8 +226,8 @@ def assemble(
     for i, render in enumerate(renders):
         render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
     notice_costs = iter(notice_texts.costs())
-    for cut, texts in zip(elastic, notices, strict=True):
-        cut.know_notices([next(notice_costs) for _ in texts])
+    for notice in notices:
+        notice.know([next(notice_costs) for _ in notice_counts(notice.most)])
     fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
 
     # Everything but history and renders is fixed: measured once, then fit by arithmetic.

@@ -51,6 +51,34 @@ def notice_counts(most: int) -> list[int]:
     return [n for n in (1, *(max(2, 10**d) for d in range(len(str(most))))) if n <= most]
 
 
+@dataclass(slots=True)
+class Notices:
+    """What a part's notice costs for any count it may hide, measured with the first round."""
+
+    text: Callable[[int], str]
+    count: Count
+    most: int  # the most the part may hide
+    extra: int = 0  # added to each notice's cost (a message's frame)
+    costs: dict[int, int] = field(default_factory=dict)  # by notice_key
+
+    def texts(self) -> list[str]:
+        return [self.text(n) for n in notice_counts(self.most)]
+
+    def know(self, costs: Sequence[int]) -> None:
+        """The costs of `texts()`, in order."""
+        for n, cost in zip(notice_counts(self.most), costs, strict=True):
+            self.costs[notice_key(n)] = cost + self.extra
+
+    def tokens(self, hidden: int) -> int:
+        if hidden <= 0:
+            return 0
+        key = notice_key(hidden)
+        cost = self.costs.get(key)
+        if cost is None:  # not among those measured first: measured now, once
+            cost = self.costs[key] = self.count(self.text(hidden)) + self.extra
+        return cost
+
+
 # ---------------------------------------------------------------------------------------
 # Measuring on demand
 
@@ -118,18 +146,25 @@ class RenderCut:
 
     source: RenderInput
     rows: Measured  # each row with its newline
-    count: Count
+    notice: Notices
     base_tokens: int = 0  # header and footer
     cap: int = 0  # the most rows the section's own budget allows
     shown: int = 0
     total: int = 0  # rows the view holds, shown or not
-    _notice_cache: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, source: RenderInput, count: Count) -> RenderCut:
         total = len(source.rows) if source.total is None else source.total
-        rows = Measured([f"{row}\n" for row in source.rows])
-        return cls(source=source, rows=rows, count=count, cap=len(source.rows), total=total)
+        section_id = f"render.{source.view}"
+        return cls(
+            source=source,
+            rows=Measured([f"{row}\n" for row in source.rows]),
+            notice=Notices(
+                text=lambda n: rows_notice(n, section_id) + "\n", count=count, most=total
+            ),
+            cap=len(source.rows),
+            total=total,
+        )
 
     def frame_units(self) -> list[str]:
         """The texts the base cost is made of: header, then footer."""
@@ -146,31 +181,13 @@ class RenderCut:
     def hidden(self) -> int:
         return self.total - self.shown
 
-    def notices(self) -> list[str]:
-        """Its notice for each key it may need, to be measured with the first round."""
-        return [rows_notice(n, self.section_id) + "\n" for n in notice_counts(self.total)]
-
-    def notice_tokens(self, hidden: int) -> int:
-        if hidden <= 0:
-            return 0
-        key = notice_key(hidden)
-        cost = self._notice_cache.get(key)
-        if cost is None:
-            cost = self._notice_cache[key] = self.count(rows_notice(hidden, self.section_id) + "\n")
-        return cost
-
-    def know_notices(self, costs: Sequence[int]) -> None:
-        """The costs of `notices()`, in order."""
-        for n, cost in zip(notice_counts(self.total), costs, strict=True):
-            self._notice_cache[notice_key(n)] = cost
-
     def least(self, shown: int) -> int:
         """What `shown` rows cost at least: without the notice."""
         return self.base_tokens + self.rows.sums[shown]
 
     def tokens(self, shown: int | None = None) -> int:
         n = self.shown if shown is None else shown
-        return self.base_tokens + self.rows.sums[n] + self.notice_tokens(self.total - n)
+        return self.base_tokens + self.rows.sums[n] + self.notice.tokens(self.total - n)
 
     def text(self) -> str:
         lines = [self.source.header, *self.source.rows[: self.shown]]
@@ -266,19 +283,25 @@ class HistoryCut:
 
     messages: tuple[Message, ...]
     newest: Measured  # newest first, each with its frame
+    notice: Notices
     pinned: int
-    count: Count
     kept: int = 0
     older: int = 0  # messages before these that were never read: hidden from the start
-    _notice_cache: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(
         cls, messages: Sequence[Message], pinned: int, count: Count, older: int = 0
     ) -> HistoryCut:
         """History to fit, from `sendable` messages, oldest first."""
-        newest = Measured([m.text for m in reversed(messages)], extra=MESSAGE_FRAME)
-        return cls(messages=tuple(messages), newest=newest, pinned=pinned, count=count, older=older)
+        return cls(
+            messages=tuple(messages),
+            newest=Measured([m.text for m in reversed(messages)], extra=MESSAGE_FRAME),
+            notice=Notices(
+                text=history_notice, count=count, most=len(messages) + older, extra=MESSAGE_FRAME
+            ),
+            pinned=pinned,
+            older=older,
+        )
 
     @property
     def floor(self) -> int:
@@ -288,27 +311,9 @@ class HistoryCut:
     def hidden(self) -> int:
         return len(self.messages) - self.kept + self.older
 
-    def notices(self) -> list[str]:
-        """Its notice for each key it may need, to be measured with the first round."""
-        return [history_notice(n) for n in notice_counts(len(self.messages) + self.older)]
-
-    def know_notices(self, costs: Sequence[int]) -> None:
-        """The costs of `notices()`, in order."""
-        counts = notice_counts(len(self.messages) + self.older)
-        for n, cost in zip(counts, costs, strict=True):
-            self._notice_cache[notice_key(n)] = cost + MESSAGE_FRAME
-
     def tokens(self, kept: int | None = None) -> int:
         n = self.kept if kept is None else kept
-        shown = self.newest.sums[n]
-        hidden = len(self.messages) - n + self.older
-        if not hidden:
-            return shown
-        key = notice_key(hidden)
-        cost = self._notice_cache.get(key)
-        if cost is None:
-            cost = self._notice_cache[key] = self.count(history_notice(hidden)) + MESSAGE_FRAME
-        return shown + cost
+        return self.newest.sums[n] + self.notice.tokens(len(self.messages) - n + self.older)
 
     def keep_within(self, room: int, meter: Meter, guess: int) -> None:
         """Keep the newest messages that fit `room`; the pinned ones whatever it says."""
