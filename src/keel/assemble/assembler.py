@@ -32,7 +32,6 @@ from keel.assemble.elastic import (
     drop_row_level,
     fit_render_budgets,
     history_notice,
-    notice_counts,
     sendable,
 )
 from keel.assemble.fit import check_fit
@@ -227,7 +226,7 @@ def assemble(
         render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
     notice_costs = iter(notice_texts.costs())
     for notice in notices:
-        notice.know([next(notice_costs) for _ in notice_counts(notice.most)])
+        notice.know(notice_costs)
     fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
 
     # Everything but history and renders is fixed: measured once, then fit by arithmetic.

@@ -8,9 +8,10 @@ notice, counted inside the budget, says what was left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add
 
 from keel.assemble.tokens import TokenCounter
 from keel.assemble.values import Message
@@ -60,13 +61,17 @@ class Notices:
     most: int  # the most the part may hide
     extra: int = 0  # added to each notice's cost (a message's frame)
     costs: dict[int, int] = field(default_factory=dict)  # by notice_key
+    counts: list[int] = field(default_factory=list)  # one hidden count per key
+
+    def __post_init__(self) -> None:
+        self.counts = notice_counts(self.most)
 
     def texts(self) -> list[str]:
-        return [self.text(n) for n in notice_counts(self.most)]
+        return [self.text(n) for n in self.counts]
 
-    def know(self, costs: Sequence[int]) -> None:
-        """The costs of `texts()`, in order."""
-        for n, cost in zip(notice_counts(self.most), costs, strict=True):
+    def know(self, costs: Iterator[int]) -> None:
+        """Take the costs of `texts()`, in order, from `costs`."""
+        for n, cost in zip(self.counts, costs, strict=False):
             self.costs[notice_key(n)] = cost + self.extra
 
     def tokens(self, hidden: int) -> int:
@@ -128,7 +133,8 @@ class Meter:
             new = costs[at : at + upto - part.measured]
             at += len(new)
             start = part.sums.pop()  # accumulate gives it back first
-            part.sums += accumulate((c + part.extra for c in new), initial=start)
+            framed = map(add, new, repeat(part.extra)) if part.extra else new
+            part.sums += accumulate(framed, initial=start)
 
 
 def grow(measured: int) -> int:
@@ -343,4 +349,4 @@ class HistoryCut:
 
 def sendable(messages: Sequence[Message]) -> list[Message]:
     """The messages history may send: an empty one never is (providers refuse it)."""
-    return [m for m in messages if m.text.strip()]
+    return [m for m in messages if m.text and not m.text.isspace()]
