@@ -184,11 +184,12 @@ def _units(tokens: float) -> int:
 def _build_tables() -> tuple[bytes, bytes, bytes]:
     classes = bytearray(_class_of(byte) for byte in range(256))
     classes[_SEPARATOR_BYTE] = _SEPARATOR
-    trigrams = bytearray([_MARK]) * 256  # codes from 216 up only occur in a separator
+    trigrams = bytearray(256)  # codes from 216 up only occur in a separator: no weight...
     for code in range(216):
         trigrams[code] = _units(_trigram_cost(code % 6, code // 6 % 6, code // 36))
-    for before in range(6):  # the NUL after a text that ends in a space
-        trigrams[216 + 6 * _SPACE + before] = _SPACE_MARK[0]
+    for before in range(6):  # ...but a text that ends in a space pays at the first NUL
+        trigrams[216 + 6 * _SPACE + before] = _UNIT
+    trigrams[_MARK_CODE] = _MARK  # and the second NUL is the mark
     costs = bytearray(256)
     for span, cost in _SCRIPT_COST.items():
         for byte in span:
@@ -200,34 +201,36 @@ def _build_tables() -> tuple[bytes, bytes, bytes]:
     return bytes(classes), bytes(trigrams), bytes(costs)
 
 
-# A batch is one text: every text comes after a separator, NUL then two newlines, and one
-# more separator ends it. The newlines let each text start as if alone; the NUL, a class
-# of its own, pushes the codes of all three separator bytes to 216 or above, which no
-# text makes, and the table turns them into a mark that `bytes.split` cuts the weights at.
+# A batch is one text: every text comes after a separator, `\0\n\0\n\n`, and one more
+# separator ends it. The two newlines before a text let it start as if alone. NUL, a class
+# of its own, pushes the codes of all five separator bytes to 216 or above, which no text
+# makes: they weigh nothing, except the first NUL after a text that ends in a space (a
+# piece of its own), and the second NUL, always code 252, which the table turns into the
+# mark that `bytes.split` cuts the weights at.
 _SEPARATOR_BYTE: Final = 0
-_SEPARATOR_TEXT: Final = "\0\n\n"
+_SEPARATOR_TEXT: Final = "\0\n\0\n\n"
+_MARK_CODE: Final = 36 * _SEPARATOR + 6 * _NL + _SEPARATOR
 _MARK: Final = 0xFF
-_SPACE_MARK: Final = b"\xfe"  # instead of the first mark, after a text that ends in a space
-_MARKS: Final = bytes([_MARK]) * len(_SEPARATOR_TEXT)
+_MARK_BYTE: Final = bytes([_MARK])
 _CLASSES, _TRIGRAMS, _CHAR_COSTS = _build_tables()
 _CONTINUATION: Final = bytes(range(0x80, 0xC0))
 # One multiplication turns byte i into 36·class[i] + 6·class[i-1] + class[i-2]: under 216
-# in a text, at most 251 in a separator, so no byte carries into the next.
+# in a text, at most 252 in a separator, so no byte carries into the next.
 _LANES: Final = 36 + (6 << 8) + (1 << 16)
-_SPACE_CLASS: Final = bytes([_SPACE])
-_SEPARATOR_CLASS: Final = bytes([_SEPARATOR])
 
 # Weights are summed with adler32, whose low half is 1 + the sum of the bytes until it
 # wraps at 65521. Started at 63 instead of 1, its low half over 64 is the sum rounded up.
 # A text too long for that is summed in chunks that cannot wrap.
 _ROUND_UP: Final = _UNIT - 1
-_SHORT: Final = (_ADLER_MODULUS - 1 - _ROUND_UP) // (max(_TRIGRAMS[:216]) + max(_CHAR_COSTS[1:]))
-_TRIGRAM_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_TRIGRAMS[:216])
+_SHORT: Final = (_ADLER_MODULUS - 1 - _ROUND_UP) // (max(_TRIGRAMS[:252]) + max(_CHAR_COSTS[1:]))
+_TRIGRAM_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_TRIGRAMS[:252])
 _CHAR_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_CHAR_COSTS[1:])
 
 
 def _byte_sum(weights: bytes, chunk: int) -> int:
     """The sum of the bytes of `weights`, one adler32 per chunk."""
+    if len(weights) <= chunk:
+        return (zlib.adler32(weights) & 0xFFFF) - 1
     starts = range(0, len(weights), chunk)
     return sum([zlib.adler32(weights[i : i + chunk]) & 0xFFFF for i in starts]) - len(starts)
 
@@ -238,7 +241,7 @@ def _exact_tokens(tri: bytes, chars: bytes, raw: bytes) -> int:
     if not raw.isascii():
         for pairs, cost in _REFINED:
             units += _units(cost) * sum(raw.count(pair) for pair in pairs)
-    return max(1, -(-units // _UNIT))
+    return -(-units // _UNIT)
 
 
 def _refine(
@@ -259,12 +262,13 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
     """The estimated o200k_base token count of each text, from one pass over all of them."""
     if not texts:
         return []
-    whole = _SEPARATOR_TEXT.join(("", *texts, ""))
-    counts = _estimate_batch(whole, len(texts))
+    counts = _estimate_batch(_SEPARATOR_TEXT.join(("", *texts, "")), len(texts))
     if counts is None:  # a NUL inside a text: another mark, of no cost either, reads the same
         clean = (text.replace("\0", "\1") for text in texts)
         counts = _estimate_batch(_SEPARATOR_TEXT.join(("", *clean, "")), len(texts))
-    assert counts is not None, "no NUL is left in the texts"
+        assert counts is not None, "no NUL is left in the texts"
+    if counts.count(0) > texts.count(""):  # every text but the empty one is a token at least
+        counts = [max(n, 1) if text else 0 for n, text in zip(counts, texts, strict=True)]
     return counts
 
 
@@ -272,32 +276,22 @@ def _estimate_batch(whole: str, n: int) -> list[int] | None:
     ascii = whole.isascii()
     raw = whole.encode("ascii") if ascii else whole.encode("utf-8", "surrogatepass")
     drop = b"" if ascii else _CONTINUATION  # one class and one cost per character
-    chars = raw.translate(_CHAR_COSTS, drop).split(_MARKS[:1])[1:-1]
-    if len(chars) != n:
+    chars = raw.translate(_CHAR_COSTS, drop).split(_MARK_BYTE)
+    if len(chars) != 2 * n + 3:  # two NULs a separator, n + 1 separators
         return None
+    chars = chars[2 : 2 * n + 1 : 2]
     classes = raw.translate(_CLASSES, drop)
     codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(len(classes) + 2, "little")
-    weights = codes.translate(_TRIGRAMS)
-    ends_in_space = _SPACE_MARK in weights
-    if ends_in_space:
-        weights = weights.replace(_SPACE_MARK, _MARKS[:1])
-    tri = weights.split(_MARKS)[1:-1]
+    tri = codes.translate(_TRIGRAMS).split(_MARK_BYTE)[1:-1]
     sums = map(zlib.adler32, tri, map(zlib.adler32, chars, repeat(_ROUND_UP)))
     out = list(map(and_, map(rshift, sums, repeat(6)), repeat(0xFFFF >> 6)))
-    # The rare cases, each found by one search: a long text (summed in chunks), a refined
-    # script, a text that ends in spaces (a piece of their own), a text with no weight.
+    # The rare cases: a long text (summed in chunks that cannot wrap), a refined script.
     sizes = list(map(len, tri))
     if not ascii:
         _refine(out, sizes, tri, chars, raw.split(_SEPARATOR_TEXT.encode())[1:-1])
     elif max(sizes) > _SHORT:
         for i in compress(count(), map(gt, sizes, repeat(_SHORT))):
             out[i] = _exact_tokens(tri[i], chars[i], b"")
-    if ends_in_space:
-        ends = classes.split(_SEPARATOR_CLASS)[1:-1]
-        for i in compress(count(), map(bytes.endswith, ends, repeat(_SPACE_CLASS))):
-            out[i] += 1
-    if out.count(0) > sizes.count(0):
-        out = [max(units, 1 if size else 0) for units, size in zip(out, sizes, strict=True)]
     return out
 
 
