@@ -244,13 +244,15 @@ def _exact_tokens(tri: bytes, chars: bytes, raw: bytes) -> int:
     return -(-units // _UNIT)
 
 
-def _refine(
-    out: list[int], sizes: list[int], tri: list[bytes], chars: list[bytes], raws: list[bytes]
-) -> None:
-    """Recount the long texts, and those in scripts whose second byte says more."""
-    for i, raw in enumerate(raws):
-        if sizes[i] > _SHORT or (not raw.isascii() and any(lead in raw for lead in _REFINED_LEADS)):
-            out[i] = _exact_tokens(tri[i], chars[i], raw)
+def _refined(
+    sizes: list[int], tri: list[bytes], chars: list[bytes], raws: list[bytes]
+) -> dict[int, int]:
+    """The tokens of the long texts, and of those in scripts whose second byte says more."""
+    return {
+        i: _exact_tokens(tri[i], chars[i], raw)
+        for i, raw in enumerate(raws)
+        if sizes[i] > _SHORT or (not raw.isascii() and any(lead in raw for lead in _REFINED_LEADS))
+    }
 
 
 def estimate_tokens(text: str) -> int:
@@ -283,15 +285,23 @@ def _estimate_batch(whole: str, n: int) -> list[int] | None:
     classes = raw.translate(_CLASSES, drop)
     codes = (int.from_bytes(classes, "little") * _LANES).to_bytes(len(classes) + 2, "little")
     tri = codes.translate(_TRIGRAMS).split(_MARK_BYTE)[1:-1]
-    sums = map(zlib.adler32, tri, map(zlib.adler32, chars, repeat(_ROUND_UP)))
-    out = list(map(and_, map(rshift, sums, repeat(6)), repeat(0xFFFF >> 6)))
-    # The rare cases: a long text (summed in chunks that cannot wrap), a refined script.
+    # The rare cases first: a long text (summed in chunks that cannot wrap), a refined
+    # script; each is then left out of the one adler32 pass over the rest.
+    exact: dict[int, int] = {}
     sizes = list(map(len, tri))
     if not ascii:
-        _refine(out, sizes, tri, chars, raw.split(_SEPARATOR_TEXT.encode())[1:-1])
+        exact = _refined(sizes, tri, chars, raw.split(_SEPARATOR_TEXT.encode())[1:-1])
     elif max(sizes) > _SHORT:
-        for i in compress(count(), map(gt, sizes, repeat(_SHORT))):
-            out[i] = _exact_tokens(tri[i], chars[i], b"")
+        exact = {
+            i: _exact_tokens(tri[i], chars[i], b"")
+            for i in compress(count(), map(gt, sizes, repeat(_SHORT)))
+        }
+    for i in exact:
+        tri[i] = chars[i] = b""
+    sums = map(zlib.adler32, tri, map(zlib.adler32, chars, repeat(_ROUND_UP)))
+    out = list(map(and_, map(rshift, sums, repeat(6)), repeat(0xFFFF >> 6)))
+    for i, tokens in exact.items():
+        out[i] = tokens
     return out
 
 
