@@ -15,15 +15,18 @@ How the estimate works. o200k's pre-tokenizer cuts text into pieces — a word w
 space or the single punctuation mark before it, a group of up to three digits, a run of
 punctuation, a run of newlines, the part of a long space run that no word takes — and
 ordinary pieces are one token each. So the estimate classifies each character as one of
-six classes by its first UTF-8 byte (one `bytes.translate`), turns every three
-consecutive classes into one code with a single multiplication of a big integer, and
-looks each code up in a table that says how many pieces start there, plus small measured
-extras (long punctuation runs, a mark glued to a word, letter/digit seams). A second
-table adds what one character costs beyond its piece: about 0.7 token for a CJK
-character, 0.08 for a Cyrillic letter, a little for rare Latin letters, capitals and
-tabs. Both tables hold weights in 1/64 token, summed with `zlib.adler32` on chunks small
-enough not to wrap. No Python code runs per character, so it is many times faster than
-tokenizing (docs/tokens.md has the timings).
+six classes by its first UTF-8 byte (one `bytes.translate`), turns every character and the
+two before it into one code with a single multiplication of a big integer, and looks each
+code up in a table that says how many pieces start there, plus small measured extras (long
+punctuation runs, a mark glued to a word, letter/digit seams). A second table adds what
+one character costs beyond its piece: about 0.7 token for a CJK character, 0.08 for a
+Cyrillic letter, a little for rare Latin letters, capitals and tabs. Both tables hold
+weights in 1/64 token.
+
+A batch of texts is estimated as one: joined with a separator that marks itself in the
+weights, split back into one weight string per text with `bytes.split`, and summed with
+`zlib.adler32`. No Python code runs per character, and little per text, so it is many
+times faster than tokenizing in Python (docs/tokens.md has the timings).
 """
 
 from __future__ import annotations
