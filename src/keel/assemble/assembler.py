@@ -183,9 +183,9 @@ def _first_guess(
     level = bisect_right(range(top + 1), room, key=width) - 1
     if level < top:
         return level + 1, history.floor  # one level more, so the round sees the overflow
-    room -= width(top)
-    spent = accumulate(map(len, history.newest.texts[history.floor :]), initial=0)
-    return top, history.floor + max(0, bisect_right(list(spent), room))
+    room -= width(top)  # every row fits the guess: the rest goes to history, newest first
+    spent = list(accumulate(map(len, history.newest.texts[history.floor :]), initial=0))
+    return top, history.floor + bisect_right(spent, room)  # those that fit, and one more
 
 
 def assemble(

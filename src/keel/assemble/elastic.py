@@ -17,7 +17,7 @@ from keel.assemble.tokens import TokenCounter
 from keel.assemble.values import Message
 
 Count = Callable[[str], int]
-Costs = Callable[[int], int]  # what showing n units costs
+CostOf = Callable[[int], int]  # what showing n units costs
 MESSAGE_FRAME = 4  # tokens a chat message costs beyond its text
 
 
@@ -109,8 +109,7 @@ class Measured:
 
 
 class Meter:
-    """Measures what the parts ask for with one `count_each` per round: counters are
-    fastest on a batch."""
+    """Measures all that the parts asked for with one `count_each` a round (a batch is fast)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -204,7 +203,7 @@ class RenderCut:
         return "\n".join(filter(None, lines))
 
 
-def largest_fitting(top: int, room: int, least: Costs, cost: Costs) -> int:
+def largest_fitting(top: int, room: int, least: CostOf, cost: CostOf) -> int:
     """The largest n ≤ `top` with cost(n) ≤ room, 0 if none.
 
     `least` is a lower bound of `cost` that never falls as n grows (the cost without its
@@ -227,10 +226,7 @@ def fit_render_budgets(
 ) -> None:
     """Cap each render at the most rows its own budget allows, measuring as far as needed."""
     pending = [(r, b) for r, b in zip(renders, budgets, strict=True) if b is not None]
-    while pending:
-        for render, _ in pending:
-            meter.ask(render.rows, grow(render.rows.measured))
-        meter.run()
+    while True:
         waiting = []
         for render, budget in pending:
             if render.rows.complete or render.least(render.rows.measured) > budget:
@@ -238,6 +234,11 @@ def fit_render_budgets(
                 render.cap = largest_fitting(top, budget, render.least, render.tokens)
             else:
                 waiting.append((render, budget))
+        if not waiting:
+            return
+        for render, _ in waiting:
+            meter.ask(render.rows, grow(render.rows.measured))
+        meter.run()
         pending = waiting
 
 
