@@ -188,6 +188,58 @@ def _first_guess(
     return top, history.floor + bisect_right(spent, room)  # those that fit, and one more
 
 
+def _measure_first(
+    fixed: Measured,
+    renders: Sequence[RenderCut],
+    history: HistoryCut,
+    meter: Meter,
+    allocation: int,
+) -> tuple[int, int]:
+    """One round: what is always sent, every notice, and the first guess of the rest.
+
+    Returns the guess (row levels, history messages), for the rounds that may follow.
+    """
+    frames = Measured([unit for r in renders for unit in r.frame_units()])
+    notices = [*(r.notice for r in renders), history.notice]
+    notice_texts = Measured([text for notice in notices for text in notice.texts()])
+    levels, newest = _first_guess(fixed, renders, history, allocation)
+    for always in (fixed, frames, notice_texts):
+        meter.ask(always, len(always.texts))
+    for render in renders:
+        meter.ask(render.rows, levels)
+    meter.ask(history.newest, newest)
+    meter.run()
+    frame_costs = frames.costs()
+    for i, render in enumerate(renders):
+        render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
+    notice_costs = iter(notice_texts.costs())
+    for notice in notices:
+        notice.know(notice_costs)
+    return levels, newest
+
+
+def _fit_room(
+    room: int,
+    renders: Sequence[RenderCut],
+    history: HistoryCut,
+    history_budget: int | None,
+    meter: Meter,
+    guess: tuple[int, int],
+) -> None:
+    """Fit rows and history into `room`.
+
+    Older history goes first, then rows level by level: rows are cut only with history
+    down to its pinned newest, and history keeps more only when every row is shown.
+    """
+    levels, newest = guess
+    history.kept = history.floor
+    cut_rows(renders, room - history.tokens(), meter, levels)
+    if all(r.shown == r.cap for r in renders):
+        left = room - sum(r.tokens() for r in renders)
+        limit = left if history_budget is None else min(left, history_budget)
+        history.keep_within(limit, meter, newest)
+
+
 def assemble(
     inputs: AssemblyInputs,
     *,
@@ -203,30 +255,13 @@ def assemble(
         sendable(inputs.history), inputs.pinned_history, counter.count, older=inputs.history_older
     )
     fixed = Measured([text for _, _, text, _ in (*fixed_head, *fixed_tail)])
-    frames = Measured([unit for r in renders for unit in r.frame_units()])
-    notices = [*(r.notice for r in renders), history.notice]
-    notice_texts = Measured([text for notice in notices for text in notice.texts()])
-    levels, newest = _first_guess(fixed, renders, history, limits.input_allocation)
-    # One round measures what is always sent and the first guess of the rest.
     meter = Meter(counter)
-    for always in (fixed, frames, notice_texts):
-        meter.ask(always, len(always.texts))
-    for render in renders:
-        meter.ask(render.rows, levels)
-    meter.ask(history.newest, newest)
-    meter.run()
-
+    guess = _measure_first(fixed, renders, history, meter, limits.input_allocation)
     sections = [
         _section(i, p, t, n, budgets, tool)
         for (i, p, t, tool), n in zip((*fixed_head, *fixed_tail), fixed.costs(), strict=True)
     ]
     head, tail = sections[: len(fixed_head)], sections[len(fixed_head) :]
-    frame_costs = frames.costs()
-    for i, render in enumerate(renders):
-        render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
-    notice_costs = iter(notice_texts.costs())
-    for notice in notices:
-        notice.know(notice_costs)
     fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
 
     # Everything but history and renders is fixed: measured once, then fit by arithmetic.
@@ -237,17 +272,9 @@ def assemble(
     )
     room = limits.input_allocation - sum(s.used_tokens for s in (*head, *tail))
     room -= MESSAGE_FRAME * chat_messages + PRIMING
-    # Older history goes first: rows are cut only with history down to its pinned newest.
-    history.kept = history.floor
-    cut_rows(renders, room - history.tokens(), meter, levels)
-    if all(r.shown == r.cap for r in renders):
-        left = room - sum(r.tokens() for r in renders)
-        budget = budgets("history")
-        history.keep_within(left if budget is None else min(left, budget), meter, newest)
+    _fit_room(room, renders, history, budgets("history"), meter, guess)
 
-    def shrink() -> bool:
-        return history.drop_one() or drop_row_level(renders)
-
+    # The verdict counts what is sent; where that is still over, one unit goes at a time.
     while True:
         sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
         if inputs.history or inputs.history_older:
@@ -257,5 +284,5 @@ def assemble(
             sections=tuple(sections), limits=limits, counter=counter.name, fit=check_fit(0, limits)
         )
         fit = check_fit(_as_sent(sent, history, counter), limits)
-        if fit.ok or not shrink():
+        if fit.ok or not (history.drop_one() or drop_row_level(renders)):
             return Assembly(sections=sent.sections, limits=limits, counter=counter.name, fit=fit)
