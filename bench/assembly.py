@@ -1,6 +1,6 @@
 """Assembling the standard workload: Keel against priomptipy and prompt-poet, and what each sends.
 
-    uv run python bench/assembly.py [--runs 30] [--warmup 3] [--block 5] [--json] [--no-peers]
+    uv run python bench/assembly.py [--runs 60] [--warmup 3] [--block 5] [--json] [--no-peers]
         [--profile]
 
 The workload is `shared/bench/workload.py` beside the repository (or under `$KEEL_SHARED`):
@@ -477,7 +477,7 @@ def render(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=30, help="timed renders per contender")
+    parser.add_argument("--runs", type=int, default=60, help="timed renders per contender")
     parser.add_argument("--warmup", type=int, default=3, help="untimed renders first")
     parser.add_argument(
         "--block", type=int, default=5, help="renders of each contender in a row per round"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from keel.assemble import assembler
 from keel.assemble.assembler import AssemblyInputs, assemble
 from keel.assemble.budgets import SectionBudgets
-from keel.assemble.elastic import Measured, Meter, RenderInput, largest_fitting
+from keel.assemble.elastic import Measured, Meter, RenderInput, history_notice, largest_fitting
 from keel.assemble.tokens import Estimator
 from keel.assemble.values import Assembly, Message, ModelLimits
 
@@ -199,3 +199,24 @@ def test_a_meter_measures_every_part_asked_for_in_one_batch_per_round() -> None:
     meter.run()
     assert counter.seen[-1] == "three"
     assert a.complete
+
+
+def test_a_notice_dearer_than_the_messages_it_would_hide_never_costs_a_row() -> None:
+    history = (
+        Message(role="user", text="hi"),
+        Message(role="assistant", text="tell me about " + "things " * 20),
+    )
+    notice = Estimator().count(history_notice(1))
+    assert notice > Estimator().count("hi") + 4, "the notice must cost more than what it hides"
+    rows = RenderInput(
+        view="a", header="a: id", rows=tuple(f"row {i} lorem ipsum" for i in range(10))
+    )
+    inputs = AssemblyInputs(
+        current="What now?", prompt="You help.", history=history, renders=(rows,), pinned_history=1
+    )
+    limits = ModelLimits(name="m", window=10**6, output_reserve=0, input_allocation=120)
+    assembly = assemble(
+        inputs, counter=Estimator(), budgets=SectionBudgets(defaults={}), limits=limits
+    )
+    assert assembly.fit.ok
+    assert not any(s.clipped for s in assembly.sections), "keeping all is cheaper than any cut"

@@ -172,20 +172,24 @@ def _first_guess(
     A guess from the texts' lengths at a few bytes a token: a short guess costs another
     round, a long one measures more than needed; neither changes what is kept.
     """
-    room = BYTES_PER_TOKEN * allocation - sum(map(len, fixed.texts))
-    room -= sum(map(len, history.newest.texts[: history.floor]))
+    frame = BYTES_PER_TOKEN * MESSAGE_FRAME  # a message's frame, in the guess's bytes
+    messages = [len(text) + frame for text in history.newest.texts]
+    room = (
+        BYTES_PER_TOKEN * allocation - sum(map(len, fixed.texts)) - sum(messages[: history.floor])
+    )
     widths = [list(accumulate(map(len, r.rows.texts), initial=0)) for r in renders]
     top = max((len(w) - 1 for w in widths), default=0)
 
     def width(level: int) -> int:
         return sum(w[min(level, len(w) - 1)] for w in widths)
 
+    # One more level, or message, than the guess: the round then sees the overflow.
     level = bisect_right(range(top + 1), room, key=width) - 1
     if level < top:
-        return level + 1, history.floor  # one level more, so the round sees the overflow
+        return level + 1, history.floor + 1
     room -= width(top)  # every row fits the guess: the rest goes to history, newest first
-    spent = list(accumulate(map(len, history.newest.texts[history.floor :]), initial=0))
-    return top, history.floor + bisect_right(spent, room)  # those that fit, and one more
+    spent = list(accumulate(messages[history.floor :], initial=0))
+    return top, history.floor + bisect_right(spent, room)
 
 
 def _measure_first(
@@ -232,12 +236,14 @@ def _fit_room(
     down to its pinned newest, and history keeps more only when every row is shown.
     """
     levels, newest = guess
-    history.kept = history.floor
-    cut_rows(renders, room - history.tokens(), meter, levels)
+    cut_rows(renders, room - history.cheapest(history_budget, meter), meter, levels)
     if all(r.shown == r.cap for r in renders):
         left = room - sum(r.tokens() for r in renders)
         limit = left if history_budget is None else min(left, history_budget)
         history.keep_within(limit, meter, newest)
+    else:  # rows are cut: history is down to its pinned newest, and the rows fit with that
+        history.kept = history.floor
+        cut_rows(renders, room - history.tokens(), meter, levels)
 
 
 def assemble(

@@ -2,8 +2,9 @@
 
 A unit (a row, a message) is measured at most once, and only when it might be sent: rows
 are measured top first and history newest first, in rounds, until what is measured alone
-no longer fits. Fitting then is arithmetic on prefix sums. Cuts are always visible: a
-notice, counted inside the budget, says what was left out.
+no longer fits the room (or, for a render with a budget of its own, that budget). Fitting
+then is arithmetic on prefix sums. Cuts are always visible: a notice, counted inside the
+budget, says what was left out.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ class RenderCut:
     """A render being fitted: how many of its rows are shown, and what that costs."""
 
     source: RenderInput
+    section_id: str
     rows: Measured  # each row with its newline
     notice: Notices
     base_tokens: int = 0  # header and footer
@@ -163,6 +165,7 @@ class RenderCut:
         section_id = f"render.{source.view}"
         return cls(
             source=source,
+            section_id=section_id,
             rows=Measured([f"{row}\n" for row in source.rows]),
             notice=Notices(
                 text=lambda n: rows_notice(n, section_id) + "\n", count=count, most=total
@@ -177,10 +180,6 @@ class RenderCut:
 
     def set_frame(self, header: int, footer: int) -> None:
         self.base_tokens = header + (footer if self.source.footer else 0)
-
-    @property
-    def section_id(self) -> str:
-        return f"render.{self.source.view}"
 
     @property
     def hidden(self) -> int:
@@ -321,6 +320,22 @@ class HistoryCut:
     def tokens(self, kept: int | None = None) -> int:
         n = self.kept if kept is None else kept
         return self.newest.sums[n] + self.notice.tokens(len(self.messages) - n + self.older)
+
+    def cheapest(self, budget: int | None, meter: Meter) -> int:
+        """The least history may cost: its pinned newest and the notice, unless keeping more
+        costs less (a notice can cost more than the few short messages it stands for)."""
+        best = self.tokens(self.floor)
+        sums = self.newest.sums
+        while not self.newest.complete and sums[self.newest.measured] < best:
+            meter.ask(self.newest, grow(self.newest.measured))
+            meter.run()
+        for n in range(self.floor + 1, self.newest.measured + 1):
+            if sums[n] >= best:  # and so are all that keep more
+                break
+            cost = self.tokens(n)
+            if cost < best and (budget is None or cost <= budget):
+                best = cost
+        return best
 
     def keep_within(self, room: int, meter: Meter, guess: int) -> None:
         """Keep the newest messages that fit `room`; the pinned ones whatever it says."""

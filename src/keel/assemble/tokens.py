@@ -73,7 +73,7 @@ _UNIT: Final = 64  # table weights are in 1/64 token
 _ADLER_MODULUS: Final = 65521
 
 _LOWER, _UPPER, _DIGIT, _SPACE, _OTHER, _NL = range(6)
-_SEPARATOR: Final = 6  # the class of the byte that starts a separator in a batch
+_SEPARATOR: Final = 6  # the class of NUL, which separates the texts of a batch
 _LETTERS = (_LOWER, _UPPER)
 _SPACES: Final = " \t\v\f"  # Unicode White_Space in ASCII, newlines apart (not \x1c-\x1f)
 
@@ -200,6 +200,8 @@ def _build_tables() -> tuple[bytes, bytes, bytes]:
     for chars, cost in _ASCII_COST:
         for char in chars:
             costs[ord(char)] += _units(cost)
+    if max(trigrams[:_MARK_CODE]) >= _MARK or max(costs) >= _MARK:
+        raise AssertionError("a weight reaches the mark byte: retune it below 4 tokens")
     costs[_SEPARATOR_BYTE] = _MARK
     return bytes(classes), bytes(trigrams), bytes(costs)
 
@@ -226,8 +228,8 @@ _LANES: Final = 36 + (6 << 8) + (1 << 16)
 # A text too long for that is summed in chunks that cannot wrap.
 _ROUND_UP: Final = _UNIT - 1
 _SHORT: Final = (_ADLER_MODULUS - 1 - _ROUND_UP) // (max(_TRIGRAMS[:252]) + max(_CHAR_COSTS[1:]))
-_TRIGRAM_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_TRIGRAMS[:252])
-_CHAR_CHUNK: Final = (_ADLER_MODULUS - 1) // max(_CHAR_COSTS[1:])
+_TRIGRAM_CHUNK: Final = (_ADLER_MODULUS - 2) // max(_TRIGRAMS[:252])  # 1 + sum < 65521
+_CHAR_CHUNK: Final = (_ADLER_MODULUS - 2) // max(_CHAR_COSTS[1:])
 
 
 def _byte_sum(weights: bytes, chunk: int) -> int:
@@ -268,7 +270,7 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
     if not texts:
         return []
     counts = _estimate_batch(_SEPARATOR_TEXT.join(("", *texts, "")), len(texts))
-    if counts is None:  # a NUL inside a text: another mark, of no cost either, reads the same
+    if counts is None:  # a NUL inside a text: \1, another control of no cost, reads the same
         clean = (text.replace("\0", "\1") for text in texts)
         counts = _estimate_batch(_SEPARATOR_TEXT.join(("", *clean, "")), len(texts))
         assert counts is not None, "no NUL is left in the texts"
