@@ -236,13 +236,15 @@ def _fit_room(
     down to its pinned newest, and history keeps more only when every row is shown.
     """
     levels, newest = guess
-    cut_rows(renders, room - history.cheapest(history_budget, meter), meter, levels)
+    cheapest = history.cheapest(history_budget, meter)
+    cut_rows(renders, room - cheapest, meter, levels)
     if all(r.shown == r.cap for r in renders):
         left = room - sum(r.tokens() for r in renders)
         limit = left if history_budget is None else min(left, history_budget)
         history.keep_within(limit, meter, newest)
-    else:  # rows are cut: history is down to its pinned newest, and the rows fit with that
-        history.kept = history.floor
+        return
+    history.kept = history.floor  # rows are cut: history is down to its pinned newest
+    if history.tokens() > cheapest:  # which costs more than keeping more would have
         cut_rows(renders, room - history.tokens(), meter, levels)
 
 
