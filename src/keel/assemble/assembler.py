@@ -244,7 +244,7 @@ def _fit_room(
         history.keep_within(limit, meter, newest)
         return
     history.kept = history.floor  # rows are cut: history is down to its pinned newest
-    if history.tokens() > cheapest:  # which costs more than keeping more would have
+    if history.tokens() > cheapest:  # the rows were cut for a cheaper history: cut again
         cut_rows(renders, room - history.tokens(), meter, levels)
 
 
