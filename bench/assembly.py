@@ -1,14 +1,14 @@
 """Assembling the standard workload: Keel against priomptipy and prompt-poet, and what each sends.
 
-    uv run python bench/assembly.py [--runs 60] [--warmup 3] [--block 5] [--json] [--no-peers]
-        [--profile]
+    uv run python bench/assembly.py [--runs 60] [--warmup 3] [--block 5] [--cpu N] [--json]
+        [--no-peers] [--profile]
 
 The workload is `shared/bench/workload.py` beside the repository (or under `$KEEL_SHARED`):
 57 KB into an 8,000-token budget with a cut policy (older history first, oldest first,
 newest 10 pinned; then view rows from the bottom, one level across every view at a time).
 Each contender renders it from the same words, and is timed as the median of `--runs`
 renders after `--warmup`, in rounds of `--block` renders of each (every block opening
-with one untimed render), so a busy machine slows all alike:
+with one untimed render), all on one CPU (`--cpu`), so a busy machine slows all alike:
 
 1. Keel's `assemble` with the built-in `Estimator`;
 2. Keel's `assemble` with exact o200k_base as `counter: o200k` gives it (`ToktokCounter`
@@ -316,8 +316,25 @@ def keel_result(
 # ---------------------------------------------------------------------------------------
 
 
+def pin(cpu: int | None) -> int | None:
+    """Run on one CPU, the peers too (they inherit it): every contender meets the same core.
+
+    Left to move, a short render pays for landing on a core another process just warmed
+    or is busy on, and a whole run can come out slow for one contender and not another.
+    """
+    if not hasattr(os, "sched_setaffinity"):  # not Linux: left to the scheduler
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    chosen = allowed[0] if cpu is None else cpu
+    if chosen not in allowed:
+        raise SystemExit(f"--cpu {chosen}: this process may run on CPUs {allowed}")
+    os.sched_setaffinity(0, {chosen})
+    return chosen
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
+    cpu = None if args.cpu == -1 else pin(args.cpu)
     shared = shared_dir()
     wl = load_workload(shared)
     w = wl.make()
@@ -408,6 +425,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "runs": args.runs,
         "warmup": args.warmup,
+        "cpu": cpu,
         "results": results,
         "targets": targets,
         "profiles": profiles,
@@ -420,7 +438,8 @@ def render(report: dict[str, Any]) -> str:
     out = [
         f"workload: {work['bytes']:,} bytes, {work['uncut_o200k']:,} o200k tokens uncut, "
         f"budget {work['budget']:,}; median of {report['runs']} renders after "
-        f"{report['warmup']} warm-up",
+        f"{report['warmup']} warm-up"
+        + (f", all on CPU {report['cpu']}" if report["cpu"] is not None else ""),
         "",
         f"| {'contender':22} | ms/render | vs Keel est | vs Keel o200k | sent (o200k) | "
         "own count | policy | notices |",
@@ -481,6 +500,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="untimed renders first")
     parser.add_argument(
         "--block", type=int, default=5, help="renders of each contender in a row per round"
+    )
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        help="the CPU every contender runs on (default: the first allowed; -1: any)",
     )
     parser.add_argument("--no-peers", action="store_true", help="Keel and the floor only")
     parser.add_argument("--profile", action="store_true", help="profile Keel even on target")
