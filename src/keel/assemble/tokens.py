@@ -280,9 +280,9 @@ def estimate_many(texts: Sequence[str]) -> list[int]:
 
 
 def _estimate_batch(whole: str, n: int) -> list[int] | None:
-    ascii = whole.isascii()
-    raw = whole.encode("ascii") if ascii else whole.encode("utf-8", "surrogatepass")
-    drop = b"" if ascii else _CONTINUATION  # one class and one cost per character
+    plain = whole.isascii()
+    raw = whole.encode("ascii") if plain else whole.encode("utf-8", "surrogatepass")
+    drop = b"" if plain else _CONTINUATION  # one class and one cost per character
     chars = raw.translate(_CHAR_COSTS, drop).split(_MARK_BYTE)
     if len(chars) != 2 * n + 3:  # two NULs a separator, n + 1 separators
         return None
@@ -294,7 +294,7 @@ def _estimate_batch(whole: str, n: int) -> list[int] | None:
     # script; each is then left out of the one adler32 pass over the rest.
     exact: dict[int, int] = {}
     sizes = list(map(len, tri))
-    if not ascii:
+    if not plain:
         exact = _refined(sizes, tri, chars, raw.split(_SEPARATOR_TEXT.encode())[1:-1])
     elif max(sizes) > _SHORT:
         exact = {
