@@ -136,6 +136,17 @@ class Meter:
             framed = map(add, new, repeat(part.extra)) if part.extra else new
             part.sums += accumulate(framed, initial=start)
 
+    def past(self, part: Measured, total: int, first: int = 0) -> None:
+        """Measure `part` (at least its `first` texts) in rounds, until those measured cost
+        more than `total` or it is all measured: no count beyond can then fit `total`."""
+        target = first
+        while True:
+            self.ask(part, target)
+            self.run()
+            if part.complete or part.sums[part.measured] > total:
+                return
+            target = grow(part.measured)
+
 
 def grow(measured: int) -> int:
     """How far the next round measures: rounds double, so a bad first guess costs few."""
@@ -326,9 +337,7 @@ class HistoryCut:
         costs less (a notice can cost more than the few short messages it stands for)."""
         best = self.tokens(self.floor)
         sums = self.newest.sums
-        while not self.newest.complete and sums[self.newest.measured] < best:
-            meter.ask(self.newest, grow(self.newest.measured))
-            meter.run()
+        meter.past(self.newest, best - 1)
         for n in range(self.floor + 1, self.newest.measured + 1):
             if sums[n] >= best:  # and so are all that keep more
                 break
@@ -339,13 +348,7 @@ class HistoryCut:
 
     def keep_within(self, room: int, meter: Meter, guess: int) -> None:
         """Keep the newest messages that fit `room`; the pinned ones whatever it says."""
-        target = max(self.floor, guess)
-        while True:
-            meter.ask(self.newest, target)
-            meter.run()
-            if self.newest.complete or self.newest.sums[self.newest.measured] > room:
-                break
-            target = grow(self.newest.measured)
+        meter.past(self.newest, room, first=max(self.floor, guess))
         least = self.newest.sums.__getitem__
         self.kept = max(self.floor, largest_fitting(self.newest.measured, room, least, self.tokens))
 
