@@ -47,13 +47,14 @@ from types import ModuleType
 from typing import Any
 
 from keel.assemble.assembler import AssemblyInputs, assemble, tool_text
-from keel.assemble.budgets import DEFAULT_BUDGETS, SectionBudgets
-from keel.assemble.elastic import RenderInput
-from keel.assemble.exact import TiktokenCounter, ToktokCounter
 from keel.assemble.fit import payload_messages
-from keel.assemble.tokens import Estimator, TokenCounter
+from keel.assemble.row_cuts import RenderInput
 from keel.assemble.values import Assembly, Message, ModelLimits, ToolSpec
+from keel.brain.knobs import DEFAULT_BUDGETS, SectionBudgets
 from keel.errors import UsageError
+from keel.tokens import TokenCounter
+from keel.tokens.estimate import Estimator
+from keel.tokens.exact import TiktokenCounter, ToktokCounter
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "bench" / ".peers"  # git-ignored: the peers' venv

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from generate import Shape, generate
-from keel.brain.loader import assemble, load_brain, parse_path, scan
+from keel.brain.loader import build_snapshot, load_brain, parse_path, scan
 from keel.brain.snapshot import Brain
 from keel.brain.source import BrainSource
 
@@ -156,7 +156,7 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
             raise SystemExit("the stat probe missed the benchmark's edit")
     one_parse = median_of(runs, lambda: parse_path(root, edited))
     cached = [parse_path(root, rel) for rel in sorted(files)]
-    one_assemble = median_of(runs, lambda: assemble(root, cached))
+    one_assemble = median_of(runs, lambda: build_snapshot(root, cached))
 
     return {
         "shape": {

@@ -39,9 +39,10 @@ sys.path.insert(0, str(REPO))
 
 from tests.assemble.corpus import corpus, missing_rank_files, rank_dir  # noqa: E402
 
-from keel.assemble.exact import TiktokenCounter, ToktokCounter  # noqa: E402 - root on path first
-from keel.assemble.tokens import Estimator, TokenCounter, estimate_tokens  # noqa: E402
 from keel.errors import UsageError  # noqa: E402
+from keel.tokens import TokenCounter  # noqa: E402
+from keel.tokens.estimate import Estimator, estimate_tokens  # noqa: E402
+from keel.tokens.exact import TiktokenCounter, ToktokCounter  # noqa: E402 - root on path first
 
 WORKLOAD = REPO / ".." / "shared" / "bench" / "workload.py"
 WORKLOAD_O200K_FRAMED = 15_813  # as the workload's README states

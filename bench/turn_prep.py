@@ -54,11 +54,12 @@ from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn, resolve_role
 from keel.link.values import Conversation, Origin, RunRef, Stored, TurnRequest
-from keel.runtime.prepare import PreparedTurn, fit_links, prepare_turn
-from keel.state import connect, default_url
-from keel.state.database import DB_DIR, DB_FILE
+from keel.state.database import DB_DIR, DB_FILE, connect, default_url
 from keel.store import Store
 from keel.tools.send import origin_of
+from keel.turn.blocks import fit_links
+from keel.turn.prepare import prepare_turn
+from keel.turn.prepared import PreparedTurn
 
 REFERENCE = Path(__file__).resolve().parent.parent / "examples" / "brain"
 ACCESS = "constitution/access.yaml"

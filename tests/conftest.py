@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from keel.brain import Brain, load_brain
-from keel.state import apply_sql, connect
-from keel.state.database import creates
+from keel.state.database import apply_sql, connect, creates
 from keel.store import Store
 from tests.databases import (
     database_url,

@@ -14,6 +14,10 @@ request body is recorded. A request past the end of the script is recorded too a
 with a provider error (HTTP 400, never retried) saying how many steps were scripted, so the
 SDK raises it in the test instead of the test hanging on or passing by luck.
 
+A step's tool call may be a `RawToolCall`, whose arguments are sent as the exact text given
+(say, broken JSON), to show what a model's malformed call does; Anthropic's API carries
+arguments as an object, so there the text must be a JSON object.
+
 The SDKs and httpx2 are imported inside the functions that need them: importing this module
 does not need the `providers` extra.
 """
@@ -25,17 +29,47 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from keel.assemble.values import ModelStep
+from keel.assemble.values import ModelStep, ToolCall
 
 if TYPE_CHECKING:
     import httpx2
     from anthropic import Anthropic
     from openai import OpenAI
 
-__all__ = ["ScriptedModel", "ScriptedRequest"]
+__all__ = ["RawToolCall", "ScriptedModel", "ScriptedRequest", "ScriptedStep"]
 
 BASE_URL = "http://scripted.invalid"
 Body = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawToolCall:
+    """A tool call whose arguments go on the wire as this exact text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedStep:
+    """A scripted model step that may hold `RawToolCall`s."""
+
+    text: str = ""
+    calls: tuple[ToolCall | RawToolCall, ...] = ()
+
+
+Step = ModelStep | ScriptedStep
+
+
+def _arguments(call: ToolCall | RawToolCall) -> str:
+    if isinstance(call, RawToolCall):
+        return call.arguments
+    return json.dumps(dict(call.arguments))
+
+
+def _input(call: ToolCall | RawToolCall) -> Any:
+    return json.loads(call.arguments) if isinstance(call, RawToolCall) else dict(call.arguments)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +85,7 @@ class ScriptedModel:
 
     __slots__ = ("requests", "steps")
 
-    def __init__(self, steps: Iterable[ModelStep]) -> None:
+    def __init__(self, steps: Iterable[Step]) -> None:
         self.steps = tuple(steps)
         self.requests: list[ScriptedRequest] = []
 
@@ -118,7 +152,7 @@ class ScriptedModel:
         )
 
 
-def chat_completion(step: ModelStep, number: int, model: str) -> Body:
+def chat_completion(step: Step, number: int, model: str) -> Body:
     """A step as an OpenAI Chat Completions answer."""
     message: Body = {"role": "assistant", "content": step.text or None, "refusal": None}
     if step.calls:
@@ -126,7 +160,7 @@ def chat_completion(step: ModelStep, number: int, model: str) -> Body:
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+                "function": {"name": call.name, "arguments": _arguments(call)},
             }
             for call in step.calls
         ]
@@ -147,7 +181,7 @@ def chat_completion(step: ModelStep, number: int, model: str) -> Body:
     }
 
 
-def response(step: ModelStep, number: int, model: str) -> Body:
+def response(step: Step, number: int, model: str) -> Body:
     """A step as an OpenAI Responses answer."""
     output: list[Body] = []
     if step.text:
@@ -167,7 +201,7 @@ def response(step: ModelStep, number: int, model: str) -> Body:
             "id": f"fc_scripted_{number}_{index}",
             "call_id": call.id,
             "name": call.name,
-            "arguments": json.dumps(dict(call.arguments)),
+            "arguments": _arguments(call),
             "status": "completed",
         }
         for index, call in enumerate(step.calls)
@@ -198,11 +232,11 @@ def response(step: ModelStep, number: int, model: str) -> Body:
     }
 
 
-def anthropic_message(step: ModelStep, number: int, model: str) -> Body:
+def anthropic_message(step: Step, number: int, model: str) -> Body:
     """A step as an Anthropic Messages answer."""
     content: list[Body] = [{"type": "text", "text": step.text}] if step.text else []
     content += [
-        {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)}
         for call in step.calls
     ]
     return {

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.budgets import SectionBudgets
-from keel.assemble.elastic import RenderInput
-from keel.assemble.exact import TiktokenCounter
 from keel.assemble.fit import check_request, ensure_fits, payload_messages
-from keel.assemble.tokens import Estimator
-from keel.assemble.tools import KEEL_TOOLS
+from keel.assemble.row_cuts import RenderInput
 from keel.assemble.values import (
     Assembly,
     Message,
-    ModelLimits,
     ModelStep,
     ToolCall,
     ToolResult,
     Transcript,
 )
+from keel.brain.knobs import ModelLimits, SectionBudgets
 from keel.errors import FitOverflow
-from tests.assemble.corpus import rank_dir
+from keel.tokens.estimate import Estimator
+from keel.tokens.exact import TiktokenCounter
+from keel.tools import CONTEXT_OPEN
+from tests.tokens.corpus import rank_dir
 
 COUNTER = Estimator()
 ROOMY = ModelLimits(name="m", window=200_000, output_reserve=4_000, input_allocation=150_000)
@@ -52,7 +53,7 @@ def inputs(**kw: object) -> AssemblyInputs:
         "prompt": "You are the support desk.",
         "skills": ("Be brief.", "Quote numbers exactly."),
         "catalog": "Feature contexts you can open with context_open:\n- policy: returns",
-        "tools": KEEL_TOOLS[:1],
+        "tools": (CONTEXT_OPEN,),
         "renders": (view("queue", 5),),
         "history": chat(4),
         "contexts": (
@@ -235,7 +236,7 @@ def test_the_history_notice_counts_messages_that_were_never_read() -> None:
         pytest.param({"history": (), "renders": ()}, 150_000, id="bare"),
     ],
 )
-def test_the_verdict_counts_exactly_what_is_sent(kw: dict[str, object], allocation: int) -> None:
+def test_the_verdict_counts_exactly_what_is_sent(kw: dict[str, Any], allocation: int) -> None:
     limits = ModelLimits(name="m", window=200_000, output_reserve=0, input_allocation=allocation)
     assembly = build(limits=limits, **kw)
     tools = sum(s.used_tokens for s in assembly.place("tool"))

@@ -345,7 +345,8 @@ def test_watch_mode_sees_edits_additions_and_deletions(
         (brain_root / "features/billing/chase.context.md").unlink()
         wait_for(lambda: "chase" not in live.current().contexts)
         assert live.current() == load_brain(brain_root)
-    assert live.mode == "stat"
+    closed: str = live.mode  # closing the source stops the watcher: it probes by stat
+    assert closed == "stat"
     assert watcher_threads() == []
 
 
@@ -362,15 +363,15 @@ def test_watch_mode_ignores_keel_own_files(brain_root: Path, parse: CountingPars
 
 
 class _NoInotify:
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *_args: object) -> None:
         raise OSError(28, "OS file watch limit reached")
 
 
 class _DyingNotify:
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *_args: object) -> None:
         pass
 
-    def watch(self, *args: object) -> Any:
+    def watch(self, *_args: object) -> Any:
         raise RuntimeError("the watcher lost its inotify queue")
 
     def close(self) -> None:

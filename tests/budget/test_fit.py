@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from keel.brain.knobs import TurnKnobs
 from keel.budget.fit import fit_turn
-from keel.budget.knobs import TurnKnobs
 from keel.budget.render import Block
 from keel.link import Link
 
@@ -45,7 +45,7 @@ def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
 
 def test_a_context_too_big_for_its_own_chars_names_chars() -> None:
     links = [link("a", entity="T-1")]
-    fitted = fit_turn(links, lambda k: None, knobs(), can_open=True, chars_of={"a": 500})
+    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=True, chars_of={"a": 500})
     assert fitted.attached == ()
     assert fitted.stubs[0].knob == "chars"
     assert "do not fit its chars (500)" in fitted.stubs[0].text

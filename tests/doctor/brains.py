@@ -7,7 +7,8 @@ from pathlib import Path
 
 from keel.brain import load_brain
 from keel.doctor import Finding, Report, run_doctor
-from keel.state import connect, read_schema
+from keel.state.database import connect
+from keel.state.schema import read_schema
 
 ROLE = "features/desk/support.agent.md"
 TICKET = "features/desk/ticket.context.md"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from keel.brain import load_brain
 from keel.doctor import CHECKS, run_doctor
-from keel.state import connect, read_schema
+from keel.state.database import connect
+from keel.state.schema import read_schema
 
 BROKEN = Path(__file__).resolve().parents[2] / "examples" / "broken"
 DESK = "features/desk"

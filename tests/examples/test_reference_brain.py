@@ -508,9 +508,9 @@ def test_sql_applies_on_postgres(
             ).fetchall()
         }
         assert by_columns <= columns, view
-        (count,) = conn.execute(f'SELECT count(*) FROM "{view}"').fetchone()
+        (count,) = conn.execute(f'SELECT count(*) FROM "{view}"').fetchone() or (0,)
         assert count > 0, f"{view} shows no sample rows"
     (card,) = conn.execute(
         "SELECT client_name FROM agency_client_card WHERE client_slug = %s", ("globex",)
-    ).fetchone()
+    ).fetchone() or (None,)
     assert card == "Globex"

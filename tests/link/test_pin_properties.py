@@ -37,8 +37,8 @@ from keel.link import (
     TurnRequest,
     link_turn,
 )
-from keel.runtime.prepare import fit_links
-from keel.state import connect
+from keel.state.database import connect
+from keel.turn.blocks import fit_links
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "brain"
 NOW = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)

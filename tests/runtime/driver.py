@@ -108,7 +108,7 @@ class Turn:
         ]
         if len(found) != 1:
             raise LookupError(f"{len(found)} blocks of {context}@{entity}: {self.data}")
-        return found[0]
+        return str(found[0])
 
     def rows(self, context: str, view: str, entity: str | None = None) -> list[list[str]]:
         shown = view_rows(self.block(context, entity), view)

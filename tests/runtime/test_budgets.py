@@ -16,9 +16,10 @@ import pytest
 from keel.brain import Brain, ReachEntry, load_brain
 from keel.errors import KeelError, LinkError, UsageError
 from keel.link import Conversation, RunRef, TurnRequest
-from keel.runtime.prepare import PreparedTurn, prepare_turn
-from keel.state import apply_sql, connect
+from keel.state.database import apply_sql, connect
 from keel.store import Store
+from keel.turn.prepare import prepare_turn
+from keel.turn.prepared import PreparedTurn
 from tests.conftest import WriteBrain
 from tests.runtime.driver import view_rows, view_stub
 

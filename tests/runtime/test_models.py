@@ -13,12 +13,10 @@ import httpx2
 import openai
 import pytest
 
-from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
 from keel.assemble.values import (
     Assembly,
     Fit,
     Message,
-    ModelLimits,
     ModelStep,
     Section,
     ToolCall,
@@ -26,7 +24,9 @@ from keel.assemble.values import (
     ToolSpec,
     Transcript,
 )
-from keel.errors import Refused, UsageError
+from keel.brain.knobs import ModelLimits
+from keel.errors import UsageError
+from keel.payload.providers import anthropic_messages, openai_chat, openai_responses
 from keel.runtime.models import AnthropicModel, ModelClient, OpenAIChatModel, OpenAIResponsesModel
 from keel.testing import ScriptedModel, chat_completion
 
@@ -152,8 +152,10 @@ def test_an_output_cap_over_the_reserve_is_refused_before_any_call() -> None:
         pytest.param('["T-7"]', "not a JSON object", id="not-an-object"),
     ],
 )
-def test_tool_arguments_that_are_not_a_json_object_are_refused(raw: str, error: str) -> None:
-    def answer(request: httpx2.Request) -> httpx2.Response:
+def test_tool_arguments_that_are_not_a_json_object_become_the_calls_problem(
+    raw: str, error: str
+) -> None:
+    def answer(_request: httpx2.Request) -> httpx2.Response:
         body = chat_completion(ModelStep(calls=(CALL,)), 1, "support-model")
         body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = raw
         return httpx2.Response(200, json=body)
@@ -164,12 +166,16 @@ def test_tool_arguments_that_are_not_a_json_object_are_refused(raw: str, error: 
         max_retries=0,
         http_client=httpx2.Client(transport=httpx2.MockTransport(answer)),
     )
-    with pytest.raises(Refused, match=f"'ticket_lookup' with arguments that are {error}"):
-        OpenAIChatModel(client=client).complete(turn(), Transcript())
+    step = OpenAIChatModel(client=client).complete(turn(), Transcript())
+    (call,) = step.calls
+    assert call.name == "ticket_lookup"
+    assert call.arguments == {}
+    assert call.problem is not None
+    assert call.problem.startswith(f"the arguments are {error}")
 
 
 def test_empty_arguments_mean_none() -> None:
-    def answer(request: httpx2.Request) -> httpx2.Response:
+    def answer(_request: httpx2.Request) -> httpx2.Response:
         body = chat_completion(ModelStep(calls=(CALL,)), 1, "support-model")
         body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = ""
         return httpx2.Response(200, json=body)
@@ -186,7 +192,7 @@ def test_empty_arguments_mean_none() -> None:
 
 def test_keel_never_imports_an_sdk_on_its_own() -> None:
     code = (
-        "import sys, keel, keel.testing, keel.runtime.models, keel.assemble.payloads\n"
+        "import sys, keel, keel.testing, keel.runtime.models, keel.payload.providers\n"
         "loaded = {m.split('.')[0] for m in sys.modules} & {'openai', 'anthropic', 'httpx2'}\n"
         "assert not loaded, loaded\n"
     )

@@ -12,8 +12,8 @@ from keel.brain import load_brain
 from keel.brain.snapshot import Brain
 from keel.brain.specs import SqlFile
 from keel.errors import StoreError
-from keel.state import apply_sql, connect, default_url, read_schema
-from keel.state.database import statements
+from keel.state.database import apply_sql, connect, default_url, statements
+from keel.state.schema import read_schema
 
 COUNTED = "CREATE TABLE IF NOT EXISTS marks (n INTEGER);\nINSERT INTO marks VALUES (1);\n"
 

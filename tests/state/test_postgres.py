@@ -14,7 +14,8 @@ from sqlalchemy import Engine, create_engine, text
 from keel.brain import load_brain
 from keel.brain.specs import SqlFile
 from keel.errors import StoreError
-from keel.state import apply_sql, connect, read_schema
+from keel.state.database import apply_sql, connect
+from keel.state.schema import read_schema
 
 SERVER = os.environ.get("KEEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from keel.errors import StoreError
-from keel.state import Schema, read_schema
+from keel.state.schema import Schema, read_schema
 
 
 def test_read_schema_lists_tables_and_views_with_their_columns() -> None:

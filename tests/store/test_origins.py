@@ -111,7 +111,8 @@ def test_lookup_of_many_ids_returns_them_all(store: Store) -> None:
     assert all(o.reach == (ReachEntry(context="c", entity=o.message_id),) for o in found)
 
 
-def test_lookup_by_message_goes_through_a_unique_index(engine: Engine, store: Store) -> None:
+@pytest.mark.usefixtures("store")
+def test_lookup_by_message_goes_through_a_unique_index(engine: Engine) -> None:
     indexes = {
         tuple(i["column_names"]): bool(i["unique"])
         for i in inspect(engine).get_indexes("keel_origins")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, create_engine
 
-from keel.assemble.sessions import SentContext, SessionState
 from keel.errors import StoreError
+from keel.payload.sessions import SentContext, SessionState
 from keel.store import Store
 from keel.store import schema as keel_schema
 

@@ -125,7 +125,7 @@ def test_migrating_at_once_from_several_connections_applies_each_migration_once(
         barrier.wait()
         try:
             results.append(Store(engine).migrate())
-        except BaseException as exc:  # collected and re-raised by the test
+        except BaseException as exc:  # noqa: BLE001 - collected and re-raised by the test
             errors.append(exc)
 
     threads = [threading.Thread(target=migrate) for _ in range(workers)]

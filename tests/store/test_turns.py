@@ -52,7 +52,7 @@ def test_concurrent_turns_get_distinct_numbers(store: Store, workers: int) -> No
                     number = tx.next_turn(THREAD)
                 with lock:
                     numbers.append(number)
-        except BaseException as exc:  # collected and asserted on below
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted on below
             errors.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(workers)]

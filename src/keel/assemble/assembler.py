@@ -15,32 +15,20 @@ cut: if it alone does not fit, the fit check fails before any model call.
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from itertools import accumulate
 
-from keel.assemble.elastic import (
-    MESSAGE_FRAME,
-    HistoryCut,
-    Measured,
-    Meter,
-    RenderCut,
-    RenderInput,
-    cut_rows,
-    drop_row_level,
-    fit_render_budgets,
-    history_notice,
-    sendable,
-)
 from keel.assemble.fit import check_fit
-from keel.assemble.tokens import TokenCounter, framed
-from keel.assemble.values import Assembly, Message, ModelLimits, Place, Section, ToolSpec
+from keel.assemble.history_cuts import HistoryCut, history_notice, sendable
+from keel.assemble.measure import Measured, Meter
+from keel.assemble.room import fit_room, measure_first
+from keel.assemble.row_cuts import RenderCut, RenderInput, drop_row_level, fit_render_budgets
+from keel.assemble.values import Assembly, Message, Place, Section, ToolSpec
+from keel.brain.knobs import ModelLimits
+from keel.tokens import MESSAGE_FRAME_TOKENS, REPLY_PRIMING_TOKENS, TokenCounter, framed
 
 Budgets = Callable[[str], int | None]
-PRIMING = 3  # tokens every chat request costs for the reply's start
-BYTES_PER_TOKEN = 4  # for the first guess of how much to measure; English runs about so
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,90 +152,6 @@ def _as_sent(assembly: Assembly, history: HistoryCut, counter: TokenCounter) -> 
     return framed(counter.count_each(joined)) + kept + tools
 
 
-def _first_guess(
-    fixed: Measured, renders: Sequence[RenderCut], history: HistoryCut, allocation: int
-) -> tuple[int, int]:
-    """How many row levels and history messages the first round measures.
-
-    A guess from the texts' lengths at a few bytes a token: a short guess costs another
-    round, a long one measures more than needed; neither changes what is kept.
-    """
-    frame = BYTES_PER_TOKEN * MESSAGE_FRAME  # a message's frame, in the guess's bytes
-    messages = [len(text) + frame for text in history.newest.texts]
-    room = (
-        BYTES_PER_TOKEN * allocation - sum(map(len, fixed.texts)) - sum(messages[: history.floor])
-    )
-    widths = [list(accumulate(map(len, r.rows.texts), initial=0)) for r in renders]
-    top = max((len(w) - 1 for w in widths), default=0)
-
-    def width(level: int) -> int:
-        return sum(w[min(level, len(w) - 1)] for w in widths)
-
-    # One more level, or message, than the guess: the round then sees the overflow.
-    level = bisect_right(range(top + 1), room, key=width) - 1
-    if level < top:
-        return level + 1, history.floor + 1
-    room -= width(top)  # every row fits the guess: the rest goes to history, newest first
-    spent = list(accumulate(messages[history.floor :], initial=0))
-    return top, history.floor + bisect_right(spent, room)
-
-
-def _measure_first(
-    fixed: Measured,
-    renders: Sequence[RenderCut],
-    history: HistoryCut,
-    meter: Meter,
-    allocation: int,
-) -> tuple[int, int]:
-    """One round: what is always sent, every notice, and the first guess of the rest.
-
-    Returns the guess (row levels, history messages), for the rounds that may follow.
-    """
-    frames = Measured([unit for r in renders for unit in r.frame_units()])
-    notices = [*(r.notice for r in renders), history.notice]
-    notice_texts = Measured([text for notice in notices for text in notice.texts()])
-    levels, newest = _first_guess(fixed, renders, history, allocation)
-    for always in (fixed, frames, notice_texts):
-        meter.ask(always, len(always.texts))
-    for render in renders:
-        meter.ask(render.rows, levels)
-    meter.ask(history.newest, newest)
-    meter.run()
-    frame_costs = frames.costs()
-    for i, render in enumerate(renders):
-        render.set_frame(frame_costs[2 * i], frame_costs[2 * i + 1])
-    notice_costs = iter(notice_texts.costs())
-    for notice in notices:
-        notice.know(notice_costs)
-    return levels, newest
-
-
-def _fit_room(
-    room: int,
-    renders: Sequence[RenderCut],
-    history: HistoryCut,
-    history_budget: int | None,
-    meter: Meter,
-    guess: tuple[int, int],
-) -> None:
-    """Fit rows and history into `room`.
-
-    Older history goes first, then rows level by level: rows are cut only with history
-    down to its pinned newest, and history keeps more only when every row is shown.
-    """
-    levels, newest = guess
-    cheapest = history.cheapest(history_budget, meter)
-    cut_rows(renders, room - cheapest, meter, levels)
-    if all(r.shown == r.cap for r in renders):
-        left = room - sum(r.tokens() for r in renders)
-        limit = left if history_budget is None else min(left, history_budget)
-        history.keep_within(limit, meter, newest)
-        return
-    history.kept = history.floor  # rows are cut: history is down to its pinned newest
-    if history.tokens() > cheapest:  # the rows were cut for a cheaper history: cut again
-        cut_rows(renders, room - history.tokens(), meter, levels)
-
-
 def assemble(
     inputs: AssemblyInputs,
     *,
@@ -264,25 +168,44 @@ def assemble(
     )
     fixed = Measured([text for _, _, text, _ in (*fixed_head, *fixed_tail)])
     meter = Meter(counter)
-    guess = _measure_first(fixed, renders, history, meter, limits.input_allocation)
+    guess = measure_first(fixed, renders, history, meter, limits.input_allocation)
     sections = [
         _section(i, p, t, n, budgets, tool)
         for (i, p, t, tool), n in zip((*fixed_head, *fixed_tail), fixed.costs(), strict=True)
     ]
     head, tail = sections[: len(fixed_head)], sections[len(fixed_head) :]
     fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
+    room = limits.input_allocation - _fixed_cost(head, tail, bool(renders))
+    fit_room(room, renders, history, budgets("history"), meter, guess)
+    return _verdict(inputs, head, tail, renders, history, budgets, counter, limits)
 
-    # Everything but history and renders is fixed: measured once, then fit by arithmetic.
+
+def _fixed_cost(head: list[Section], tail: list[Section], renders: bool) -> int:
+    """What the sections that are never cut cost as sent: their texts, frames, priming.
+
+    Everything but history and renders is fixed, so it is measured once and the rest is
+    fitted by arithmetic.
+    """
     chat_messages = (
         int(any(s.place == "system" for s in head))
-        + int(any(s.place == "state" for s in head) or bool(renders))
+        + int(any(s.place == "state" for s in head) or renders)
         + 1
     )
-    room = limits.input_allocation - sum(s.used_tokens for s in (*head, *tail))
-    room -= MESSAGE_FRAME * chat_messages + PRIMING
-    _fit_room(room, renders, history, budgets("history"), meter, guess)
+    texts = sum(s.used_tokens for s in (*head, *tail))
+    return texts + MESSAGE_FRAME_TOKENS * chat_messages + REPLY_PRIMING_TOKENS
 
-    # The verdict counts what is sent; where that is still over, one unit goes at a time.
+
+def _verdict(
+    inputs: AssemblyInputs,
+    head: list[Section],
+    tail: list[Section],
+    renders: list[RenderCut],
+    history: HistoryCut,
+    budgets: Budgets,
+    counter: TokenCounter,
+    limits: ModelLimits,
+) -> Assembly:
+    """The assembly and its fit, counted as sent; still over, one unit goes at a time."""
     while True:
         sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
         if inputs.history or inputs.history_older:

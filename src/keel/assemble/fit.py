@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 
-from keel.assemble.tokens import TokenCounter
 from keel.assemble.values import (
     Assembly,
     Fit,
-    ModelLimits,
     ModelStep,
     ToolResult,
     Transcript,
 )
+from keel.brain.knobs import ModelLimits
 from keel.errors import FitOverflow
+from keel.tokens import TokenCounter
 
 ChatMessage = tuple[str, str]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from keel.assemble.elastic import RenderInput
+from keel.assemble.row_cuts import RenderInput
 from keel.budget.render import attr, cell
-from keel.state.views import ViewRows
+from keel.state.rows import ViewRows
 
 RULES = """\
 How feature contexts reach you:

@@ -20,8 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from keel.brain.knobs import ModelLimits
+
 Place = Literal["system", "state", "tool", "history", "tail"]
 Speaker = Literal["user", "assistant"]
+Risk = Literal["safe", "moderate", "dangerous"]
+RISKS: tuple[Risk, ...] = ("safe", "moderate", "dangerous")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,12 +38,15 @@ class Message:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSpec:
-    """A tool the model may call: its name, description and JSON-schema parameters."""
+    """A tool as the model sees it: name, description, JSON-schema parameters; and what it
+    takes to call it: the capability a role needs, and its risk class (`safe`, `moderate`,
+    `dangerous`), which decides whether a call waits for a person's approval."""
 
     name: str
     description: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
     capability: str = ""
+    risk: Risk = "safe"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -69,16 +76,6 @@ class Section:
             "clipped": self.clipped,
             "warnings": list(self.warnings),
         }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelLimits:
-    """What the model chain declares: its window, the output reserve, the input allocation."""
-
-    name: str
-    window: int
-    output_reserve: int
-    input_allocation: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,11 +136,16 @@ class Assembly:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
-    """A tool call the model made in the current turn."""
+    """A tool call the model made in the current turn.
+
+    `problem` says why the arguments could not be read (not JSON, not an object); the call
+    then comes back to the model as an error result instead of running.
+    """
 
     id: str
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

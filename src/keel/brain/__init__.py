@@ -1,9 +1,12 @@
-"""The brain on disk: content files loaded strictly into typed, immutable specs."""
+"""The brain on disk: content files loaded strictly into typed, immutable specs.
+
+`keel.brain.source.BrainSource` (the live, watched brain) is imported from its module: it
+starts a file watcher and needs watchfiles, which the pure stages never load.
+"""
 
 from keel.brain.constitution import Access, ChatRule, Manifest
 from keel.brain.loader import load_brain
 from keel.brain.snapshot import Brain
-from keel.brain.source import BrainSource
 from keel.brain.specs import (
     ContextSpec,
     EntitySpec,
@@ -18,7 +21,6 @@ from keel.brain.specs import (
 __all__ = [
     "Access",
     "Brain",
-    "BrainSource",
     "ChatRule",
     "ContextSpec",
     "EntitySpec",

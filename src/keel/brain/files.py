@@ -1,6 +1,6 @@
 """Parsing one brain file into a spec, by what its path says it is.
 
-A file is known by its suffix (`<id>.context.md`, `<id>.agent.md`, ...) and its place
+A file is known by its suffix (`<id>.context.md`, `<id>.agent.md`, ...) and its location
 (`features/<feature>/...`, `constitution/`, `state/`). Parsing reads the file and returns
 a `Parsed` — the spec, or the problems that kept it out. It never raises for bad content.
 """
@@ -72,7 +72,7 @@ ACCESS_PATH = "constitution/access.yaml"
 
 
 @dataclass(frozen=True, slots=True)
-class Place:
+class Location:
     """Where a brain file sits: its kind, its id, its feature and its directory in it."""
 
     kind: Kind
@@ -86,21 +86,21 @@ class Parsed:
     """The result of parsing one file: a spec, or the problems that kept it out."""
 
     path: str
-    place: Place
+    location: Location
     spec: Any = None
     errors: tuple[ContentError, ...] = ()
 
 
-def place_of(path: str) -> Place | ContentError | None:
+def location_of(path: str) -> Location | ContentError | None:
     """What a brain-relative POSIX path is; None for files Keel does not read."""
     parts = path.split("/")
     name = parts[-1]
     if path == MANIFEST_PATH:
-        return Place("manifest", "MANIFEST")
+        return Location("manifest", "MANIFEST")
     if path == ACCESS_PATH:
-        return Place("access", "access")
+        return Location("access", "access")
     if parts[0] == "state" and len(parts) == 2 and name.endswith(".sql"):
-        return Place("sql", name)
+        return Location("sql", name)
     if parts[0] != "features":
         return None
     kind, ident = _kind_of(name)
@@ -116,7 +116,7 @@ def place_of(path: str) -> Place | ContentError | None:
             path,
             f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md",
         )
-    return Place(kind, ident, feature, folder)
+    return Location(kind, ident, feature, folder)
 
 
 def _kind_of(name: str) -> tuple[Kind | None, str]:
@@ -131,20 +131,20 @@ def _kind_of(name: str) -> tuple[Kind | None, str]:
     return None, ""
 
 
-def parse_file(root: Path, path: str, place: Place, raw: bytes | None = None) -> Parsed:
+def parse_file(root: Path, path: str, location: Location, raw: bytes | None = None) -> Parsed:
     """Parse one file (reading it unless its bytes are given); problems come back inside."""
     if raw is None:
         try:
             raw = (root / path).read_bytes()
         except OSError as exc:
             error = ContentError(path, f"cannot read: {exc.strerror}")
-            return Parsed(path, place, errors=(error,))
+            return Parsed(path, location, errors=(error,))
     try:
-        return Parsed(path, place, spec=_parse(path, place, raw))
+        return Parsed(path, location, spec=_parse(path, location, raw))
     except ContentError as exc:
-        return Parsed(path, place, errors=(exc,))
+        return Parsed(path, location, errors=(exc,))
     except _Invalid as exc:
-        return Parsed(path, place, errors=tuple(exc.errors))
+        return Parsed(path, location, errors=tuple(exc.errors))
 
 
 class _Invalid(Exception):
@@ -152,25 +152,25 @@ class _Invalid(Exception):
         self.errors = errors
 
 
-def _parse(path: str, place: Place, raw: bytes) -> Any:
-    if place.kind == "code":
+def _parse(path: str, location: Location, raw: bytes) -> Any:
+    if location.kind == "code":
         return path
-    if place.kind == "sql":
+    if location.kind == "sql":
         return SqlFile(path=path, text=decode(path, raw))
     text = decode(path, raw)
-    if place.kind in ("manifest", "access"):
+    if location.kind in ("manifest", "access"):
         data = parse_yaml(path, text)
-        if place.kind == "manifest":
+        if location.kind == "manifest":
             return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
         return _access(path, _validate(schema.AccessFile, data, path, text, 1))
-    if place.kind != "feature" and not re.match(schema.ID_PATTERN, place.id):
+    if location.kind != "feature" and not re.match(schema.ID_PATTERN, location.id):
         raise ContentError(
             path,
-            f"'{place.id}' is not a usable id — name the file with letters, digits, '_' "
+            f"'{location.id}' is not a usable id — name the file with letters, digits, '_' "
             "and '-' only",
         )
     doc = split(path, text)
-    return _BUILDERS[place.kind](doc, place)
+    return _BUILDERS[location.kind](doc, location)
 
 
 def _validate(model: type[M], data: Any, path: str, text: str, first_line: int) -> M:
@@ -192,16 +192,16 @@ def _front(model: type[M], doc: Document) -> M:
     return _validate(model, doc.front, doc.path, doc.front_text, doc.front_line)
 
 
-def _context(doc: Document, place: Place) -> ContextSpec:
+def _context(doc: Document, location: Location) -> ContextSpec:
     front = _front(schema.ContextFront, doc)
     data = tuple(
         ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by) for d in front.data
     )
     return ContextSpec(
-        id=place.id,
-        feature=place.feature,
+        id=location.id,
+        feature=location.feature,
         path=doc.path,
-        dir=place.dir,
+        dir=location.dir,
         when=frozenset(front.when),
         instructions=doc.body,
         description=front.description,
@@ -231,11 +231,11 @@ def _model(front: schema.ModelFront) -> ModelSpec:
     )
 
 
-def _role(doc: Document, place: Place) -> RoleSpec:
+def _role(doc: Document, location: Location) -> RoleSpec:
     front = _front(schema.RoleFront, doc)
     return RoleSpec(
-        id=place.id,
-        feature=place.feature,
+        id=location.id,
+        feature=location.feature,
         path=doc.path,
         persona=doc.body,
         description=front.description,
@@ -268,15 +268,15 @@ _ENTITY_MODELS: dict[str, type[schema.EntityFront]] = {
 }
 
 
-def _entity(doc: Document, place: Place) -> EntitySpec:
-    model = _ENTITY_MODELS[place.kind]
+def _entity(doc: Document, location: Location) -> EntitySpec:
+    model = _ENTITY_MODELS[location.kind]
     front = _front(model, doc)
     return EntitySpec(
-        kind=cast(EntityKind, place.kind),
-        id=place.id,
-        feature=place.feature,
+        kind=cast(EntityKind, location.kind),
+        id=location.id,
+        feature=location.feature,
         path=doc.path,
-        dir=place.dir,
+        dir=location.dir,
         prompt=doc.body,
         agent=front.agent,
         description=front.description,
@@ -286,21 +286,21 @@ def _entity(doc: Document, place: Place) -> EntitySpec:
     )
 
 
-def _skill(doc: Document, place: Place) -> SkillSpec:
+def _skill(doc: Document, location: Location) -> SkillSpec:
     front = _front(schema.SkillFront, doc)
     return SkillSpec(
-        id=place.id,
-        feature=place.feature,
+        id=location.id,
+        feature=location.feature,
         path=doc.path,
         text=doc.body,
         description=front.description,
     )
 
 
-def _feature(doc: Document, place: Place) -> FeatureSpec:
+def _feature(doc: Document, location: Location) -> FeatureSpec:
     front = _front(schema.FeatureFront, doc)
     return FeatureSpec(
-        id=place.feature, path=doc.path, enabled=front.enabled, description=front.description
+        id=location.feature, path=doc.path, enabled=front.enabled, description=front.description
     )
 
 

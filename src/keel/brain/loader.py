@@ -1,8 +1,8 @@
 """Loading a brain directory: find the files, parse each, assemble one snapshot.
 
 Parsing is per file and cached by the caller (`keel.brain.source`), so a content edit
-re-parses only the files that changed; assembling (ids, duplicates, switched-off features,
-code beside its spec) is one cheap pass over what parsed.
+re-parses only the files that changed; building the snapshot (ids, duplicates,
+switched-off features, code beside its spec) is one cheap pass over what parsed.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from keel.brain.constitution import Access, Manifest
-from keel.brain.files import Kind, Parsed, Place, parse_file, place_of
+from keel.brain.files import Kind, Location, Parsed, location_of, parse_file
 from keel.brain.snapshot import Brain, DirKey
-from keel.brain.specs import ENTITY_KINDS, ContextSpec, EntitySpec, FeatureSpec, Skip
+from keel.brain.specs import ENTITY_KINDS, ContextSpec, EntitySpec, FeatureSpec, Skip, SqlFile
 from keel.errors import ContentError, UsageError
 
 # Directories Keel never reads: its own database, VCS data, caches, virtualenvs.
@@ -63,7 +63,7 @@ def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int
                     stack.append(entry.path)
                 continue
             rel = entry.path[prefix:].replace(os.sep, "/")
-            if place_of(rel) is None:
+            if location_of(rel) is None:
                 continue
             try:
                 st = entry.stat()
@@ -77,108 +77,145 @@ def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int
 
 def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
     """Parse one brain-relative path (a file `scan` found), from `raw` if already read."""
-    place = place_of(path)
-    if isinstance(place, ContentError):
-        return Parsed(path, Place("code", path), errors=(place,))
-    if place is None:
+    location = location_of(path)
+    if isinstance(location, ContentError):
+        return Parsed(path, Location("code", path), errors=(location,))
+    if location is None:
         raise UsageError(f"{path}: not a brain file")
-    return parse_file(root, path, place, raw)
+    return parse_file(root, path, location, raw)
 
 
 def load_brain(root: Path) -> Brain:
     """Load the brain at `root` in one go (no caching): the CLI's and tests' entry point."""
     root = check_root(root)
     files, _ = scan(root)
-    return assemble(root, [parse_path(root, p) for p in sorted(files)])
+    return build_snapshot(root, [parse_path(root, p) for p in sorted(files)])
 
 
 _ID_GROUPS: tuple[Kind, ...] = ("context", "role", "skill", *ENTITY_KINDS)
 
 
-def assemble(root: Path, results: Iterable[Parsed]) -> Brain:
-    """One snapshot from every file's parse result."""
-    skips: list[Skip] = []
-    by_kind: dict[str, dict[str, list[Parsed]]] = {k: defaultdict(list) for k in _ID_GROUPS}
-    features: dict[str, FeatureSpec] = {}
-    feature_dirs: set[str] = set()
-    code: set[str] = set()
-    manifest, access, sql = Manifest(), Access(), []
-    for parsed in results:
-        skips.extend(Skip(path=e.path, reason=e.reason, line=e.line) for e in parsed.errors)
-        if parsed.errors:
-            continue
-        kind = parsed.place.kind
-        if parsed.place.feature:
-            feature_dirs.add(parsed.place.feature)
-        if kind in by_kind:
-            by_kind[kind][parsed.place.id].append(parsed)
-        elif kind == "feature":
-            features[parsed.place.feature] = parsed.spec
-        elif kind == "code":
-            code.add(parsed.path)
-        elif kind == "manifest":
-            manifest = parsed.spec
-        elif kind == "access":
-            access = parsed.spec
-        elif kind == "sql":
-            sql.append(parsed.spec)
-    for name in feature_dirs - features.keys():
-        features[name] = FeatureSpec(id=name, path=f"features/{name}")
-    off = {name for name, spec in features.items() if not spec.enabled}
+@dataclass(slots=True)
+class _Sorted:
+    """Every file's parse result, sorted by what it is; the skips so far."""
 
-    unique = {kind: _unique(by_kind[kind], skips) for kind in _ID_GROUPS}
-    switched_off: dict[str, str] = {}
-    used_code: set[str] = set()
+    skips: list[Skip] = field(default_factory=list)
+    by_kind: dict[str, dict[str, list[Parsed]]] = field(
+        default_factory=lambda: {k: defaultdict(list) for k in _ID_GROUPS}
+    )
+    features: dict[str, FeatureSpec] = field(default_factory=dict)
+    feature_dirs: set[str] = field(default_factory=set)
+    code: set[str] = field(default_factory=set)
+    manifest: Manifest = field(default_factory=Manifest)
+    access: Access = field(default_factory=Access)
+    sql: list[SqlFile] = field(default_factory=list)
+    # Filled as specs are placed: code files a spec took, ids whose feature is off.
+    used_code: set[str] = field(default_factory=set)
+    switched_off: dict[str, str] = field(default_factory=dict)
 
-    contexts: dict[str, ContextSpec] = {}
+
+def build_snapshot(root: Path, results: Iterable[Parsed]) -> Brain:
+    """One snapshot from every file's parse result: sort, settle ids, place the specs."""
+    found = _sort(results)
+    off = _features(found)
+    unique = {kind: _unique(found.by_kind[kind], found.skips) for kind in _ID_GROUPS}
+    contexts = _contexts(found, unique["context"], off)
+    entities = _entities(found, unique, off)
     by_dir: dict[DirKey, list[str]] = defaultdict(list)
     by_when: dict[str, list[str]] = defaultdict(list)
-    for ident, spec in unique["context"].items():
-        if spec.feature in off:
-            switched_off[ident] = spec.feature
-            continue
-        beside = _beside(spec.path, f"{ident}.context.py")
-        if beside in code:
-            used_code.add(beside)
-            spec = replace(spec, code_path=beside)
-        contexts[ident] = spec
+    for ident, spec in contexts.items():
         by_dir[(spec.feature, spec.dir)].append(ident)
         for word in spec.when:
             by_when[word].append(ident)
-
-    entities: dict[str, EntitySpec] = {}
-    for kind in ENTITY_KINDS:
-        suffix = ".pipeline.py" if kind == "scenario" else f".{kind}.py"
-        for ident, entity in unique[kind].items():
-            beside = _beside(entity.path, f"{ident}{suffix}")
-            if beside in code:
-                used_code.add(beside)
-                if entity.feature not in off:
-                    entity = replace(entity, code_path=beside)
-            if entity.feature in off:
-                switched_off[entity.key] = entity.feature
-                continue
-            entities[entity.key] = entity
-
-    orphans = sorted(p for p in code - used_code if not _in_off_feature(p, off))
+    orphans = sorted(p for p in found.code - found.used_code if not _in_off_feature(p, off))
+    skips = found.skips
     return Brain(
         root=root,
-        manifest=manifest,
-        access=access,
-        features=MappingProxyType(features),
+        manifest=found.manifest,
+        access=found.access,
+        features=MappingProxyType(found.features),
         contexts=MappingProxyType(contexts),
         roles=MappingProxyType(unique["role"]),
         entities=MappingProxyType(entities),
         skills=MappingProxyType(unique["skill"]),
-        state_sql=tuple(sorted(sql, key=lambda f: f.path)),
+        state_sql=tuple(sorted(found.sql, key=lambda f: f.path)),
         orphan_code=tuple(orphans),
-        switched_off=MappingProxyType(switched_off),
+        switched_off=MappingProxyType(found.switched_off),
         skips=tuple(sorted(skips, key=lambda s: (s.path, s.line or 0))),
         by_dir=MappingProxyType({k: tuple(sorted(v)) for k, v in by_dir.items()}),
         by_when=MappingProxyType({k: tuple(sorted(v)) for k, v in by_when.items()}),
         claimed_views=frozenset(v.view for c in contexts.values() for v in c.data),
         failed_contexts=MappingProxyType(_failed_contexts(skips, contexts)),
     )
+
+
+def _sort(results: Iterable[Parsed]) -> _Sorted:
+    """Each parse result in its place; a file that failed becomes skips only."""
+    found = _Sorted()
+    for parsed in results:
+        found.skips.extend(Skip(path=e.path, reason=e.reason, line=e.line) for e in parsed.errors)
+        if parsed.errors:
+            continue
+        kind = parsed.location.kind
+        if parsed.location.feature:
+            found.feature_dirs.add(parsed.location.feature)
+        if kind in found.by_kind:
+            found.by_kind[kind][parsed.location.id].append(parsed)
+        elif kind == "feature":
+            found.features[parsed.location.feature] = parsed.spec
+        elif kind == "code":
+            found.code.add(parsed.path)
+        elif kind == "manifest":
+            found.manifest = parsed.spec
+        elif kind == "access":
+            found.access = parsed.spec
+        elif kind == "sql":
+            found.sql.append(parsed.spec)
+    return found
+
+
+def _features(found: _Sorted) -> set[str]:
+    """Give every feature directory a spec (FEATURE.md is optional); the ids switched off."""
+    for name in found.feature_dirs - found.features.keys():
+        found.features[name] = FeatureSpec(id=name, path=f"features/{name}")
+    return {name for name, spec in found.features.items() if not spec.enabled}
+
+
+def _contexts(
+    found: _Sorted, unique: Mapping[str, ContextSpec], off: set[str]
+) -> dict[str, ContextSpec]:
+    """The contexts of features that are on, each with its code half when one is beside it."""
+    contexts: dict[str, ContextSpec] = {}
+    for ident, spec in unique.items():
+        if spec.feature in off:
+            found.switched_off[ident] = spec.feature
+            continue
+        beside = _beside(spec.path, f"{ident}.context.py")
+        if beside in found.code:
+            found.used_code.add(beside)
+            spec = replace(spec, code_path=beside)
+        contexts[ident] = spec
+    return contexts
+
+
+def _entities(
+    found: _Sorted, unique: Mapping[Kind, Mapping[str, Any]], off: set[str]
+) -> dict[str, EntitySpec]:
+    """Heartbeats, hooks and scenarios of features that are on, with their code beside."""
+    entities: dict[str, EntitySpec] = {}
+    for kind in ENTITY_KINDS:
+        suffix = ".pipeline.py" if kind == "scenario" else f".{kind}.py"
+        for ident, entity in unique[kind].items():
+            beside = _beside(entity.path, f"{ident}{suffix}")
+            if beside in found.code:
+                found.used_code.add(beside)
+                if entity.feature not in off:
+                    entity = replace(entity, code_path=beside)
+            if entity.feature in off:
+                found.switched_off[entity.key] = entity.feature
+                continue
+            entities[entity.key] = entity
+    return entities
 
 
 def _unique(groups: Mapping[str, list[Parsed]], skips: list[Skip]) -> dict[str, Any]:

@@ -39,8 +39,8 @@ from typing import Literal
 # Private module, kept steady by the exact pin of watchfiles (see _Watcher for why).
 from watchfiles._rust_notify import RustNotify
 
-from keel.brain.files import Parsed, place_of
-from keel.brain.loader import IGNORED_DIRS, assemble, check_root, parse_path
+from keel.brain.files import Parsed, location_of
+from keel.brain.loader import IGNORED_DIRS, build_snapshot, check_root, parse_path
 from keel.brain.snapshot import Brain
 
 logger = logging.getLogger(__name__)
@@ -268,25 +268,33 @@ class BrainSource:
             except OSError:
                 self._drop(rel)
                 continue
-            present: set[str] = set()
-            for entry in entries:
-                child = f"{rel}/{entry.name}" if rel else entry.name
-                # Top folders are followed through symlinks, as the loader does.
-                if entry.is_dir(follow_symlinks=not rel):
-                    if _wanted_dir(rel, entry.name):
-                        present.add(child)
-                        if child not in self._dirs:
-                            stack.append(child)
-                elif rel and place_of(child) is not None:
-                    present.add(child)
-                    if child not in self._files:
-                        found.add(child)
+            present = self._listed(rel, entries, stack, found)
             if known is not None:
                 for gone in known.children - present:
                     self._drop(gone)
             self._dirs[rel] = _Dir(path, mtime, present)
             _mark(self._racy_dirs, rel, now - mtime < _RACY_NS)
         return found
+
+    def _listed(
+        self, rel: str, entries: list[os.DirEntry[str]], stack: list[str], found: set[str]
+    ) -> set[str]:
+        """The brain files and folders of one listing; new folders go on `stack`, files
+        not seen before into `found`."""
+        present: set[str] = set()
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            # Top folders are followed through symlinks, as the loader does.
+            if entry.is_dir(follow_symlinks=not rel):
+                if _wanted_dir(rel, entry.name):
+                    present.add(child)
+                    if child not in self._dirs:
+                        stack.append(child)
+            elif rel and location_of(child) is not None:
+                present.add(child)
+                if child not in self._files:
+                    found.add(child)
+        return present
 
     def _refresh(self, paths: set[str], now: int) -> None:
         """Re-read each path; parse it again only if its bytes changed."""
@@ -349,7 +357,7 @@ class BrainSource:
         if self._order is None:
             self._order = sorted(self._files)
         files = self._files
-        return assemble(self.root, (files[rel].parsed for rel in self._order))
+        return build_snapshot(self.root, (files[rel].parsed for rel in self._order))
 
     def _abs(self, rel: str) -> str:
         return f"{self._root}/{rel}" if rel else self._root
@@ -371,7 +379,7 @@ def _mark(racy: set[str], rel: str, is_racy: bool) -> None:
 def _relevant(rel: str) -> bool:
     """Whether an event path can matter to the brain: not under .keel/, .git, caches...
 
-    Only folder names are judged here; a file's own name is left to `place_of`, as the
+    Only folder names are judged here; a file's own name is left to `location_of`, as the
     stat probe does, so both modes see the same files.
     """
     parts = rel.split("/")

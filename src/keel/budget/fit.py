@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from keel.budget.knobs import TurnKnobs
+from keel.brain.knobs import TurnKnobs
 from keel.budget.render import Block, attr
 from keel.link.values import Link
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from keel.state.views import ViewRows
+from keel.state.rows import ViewRows
 
 
 def attr(value: str) -> str:
@@ -80,7 +80,7 @@ def view_stub(rows: ViewRows, chars: int) -> str:
     return f"{_view_tag(rows)}{why}</view>"
 
 
-def _view_text(rows: ViewRows, room: int, chars: int) -> tuple[str, bool] | None:
+def _view_text(rows: ViewRows, room: int) -> tuple[str, bool] | None:
     """The view with as many rows as fit in `room` characters, and whether rows were cut."""
     if rows.problem is not None or rows.total == 0:
         return None
@@ -129,7 +129,7 @@ def render_block(
     cut: list[str] = []
     stubbed: list[str] = []
     for rows, stub in zip(views, stubs, strict=True):
-        shown = _view_text(rows, room + len(stub) - 1, chars)
+        shown = _view_text(rows, room + len(stub) - 1)
         if shown is None:
             parts.append((rows.view, stub))
             if rows.problem is not None or rows.total:

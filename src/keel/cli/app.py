@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from importlib.metadata import version
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -23,6 +24,25 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"keel {version('keel')}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print Keel's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Keel: feature contexts linked to each turn, assembled into budgeted model input."""
+
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -7,36 +7,21 @@ from typing import Annotated
 
 import typer
 
-from keel.brain import load_brain
 from keel.brain.scaffold import scaffold_files
 from keel.cli.app import EXIT_FAILED, app, console, emit_json, fail
-from keel.doctor import render, run_doctor
-from keel.errors import StoreError, UsageError
-from keel.state import connect, default_url, read_schema
-
-BrainArg = Annotated[Path, typer.Argument(help="The brain directory.", show_default=False)]
-DbOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help="Database URL (default: the brain's own SQLite file).", show_default=False
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
+from keel.doctor import render
+from keel.errors import UsageError
 
 
 @app.command()
 def doctor(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Check a brain: files that do not load, bindings, reach, views. Exit 1 on a fail."""
     try:
-        loaded = load_brain(brain)
+        with open_engine(brain, db) as engine:
+            report = engine.doctor()
     except UsageError as exc:
         fail(exc)
-    url = db or default_url(loaded.root)
-    try:
-        schema, note = read_schema(connect(url, loaded)), None
-    except StoreError as exc:
-        schema, note = None, str(exc)
-    report = run_doctor(loaded, schema=schema, db_note=note)
     if as_json:
         emit_json(report.to_json())
     else:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Any
 
 import typer
 
-from keel.brain import Brain, RoleSpec, load_brain
 from keel.cli.app import app, console, emit_json, guard
 from keel.cli.options import (
     AtOpt,
@@ -20,17 +18,12 @@ from keel.cli.options import (
     RoleOpt,
     RunOpt,
     ThreadOpt,
-    open_brain,
+    open_engine,
     parse_at,
     parse_reach,
     parse_run,
 )
-from keel.link.gather import resolve_role
-from keel.link.values import Conversation, TurnRequest
-from keel.state import apply_sql, connect, default_url
-from keel.state.database import creates
-from keel.tools.binding import bind_context, unbind_context
-from keel.tools.send import origin_of, record_send
+from keel.link.values import Conversation
 
 
 @app.command()
@@ -62,21 +55,19 @@ def send(
     """Record a message a run sends, with the origin a reply will bring back."""
 
     def body() -> None:
-        with open_brain(brain, db) as opened:
-            origin = origin_of(
-                opened.brain,
-                conversation=Conversation(bot=bot, chat=chat, thread=thread),
-                message_id=message_id or uuid.uuid4().hex,
-                sent_at=parse_at(at),
+        with open_engine(brain, db) as engine:
+            origin = engine.send(
+                Conversation(bot=bot, chat=chat, thread=thread),
+                text,
+                message_id=message_id,
+                at=parse_at(at),
                 run=parse_run(run),
                 entity=entity,
                 reach=parse_reach(reach),
                 about_entity=about_entity,
                 about_context=about_context,
-                pending_card=card,
+                card=card,
             )
-            with opened.store.transaction() as tx:
-                record_send(tx, origin, text)
         data: dict[str, Any] = {
             "message_id": origin.message_id,
             "text": text,
@@ -97,16 +88,6 @@ def send(
             )
 
     guard(as_json, body)
-
-
-def _role(
-    brain: Brain, role: str | None, bot: str | None, chat: str, thread: str | None
-) -> RoleSpec:
-    """The role a binding command acts as: named, or access.yaml's for the bot and chat."""
-    conversation = Conversation(bot=bot or "cli", chat=chat, thread=thread)
-    return resolve_role(
-        brain, TurnRequest(conversation=conversation, now=parse_at(None), role=role)
-    )
 
 
 BindContext = Annotated[str, typer.Option("--context", help="The context to bind.")]
@@ -130,19 +111,10 @@ def bind(
     """context_bind: bind a chat (or thread) to a context and entity."""
 
     def body() -> None:
-        with open_brain(brain, db) as opened:
-            spec = _role(opened.brain, role, bot, chat, thread)
-            with opened.store.transaction() as tx:
-                bind_context(
-                    opened.brain,
-                    tx,
-                    spec,
-                    context=context,
-                    entity=entity,
-                    chat=chat,
-                    thread=thread,
-                    bot=bot,
-                )
+        with open_engine(brain, db) as engine:
+            said = engine.bind(
+                context=context, chat=chat, entity=entity, thread=thread, bot=bot, role=role
+            )
         result = {
             "bound": {
                 "context": context,
@@ -155,10 +127,7 @@ def bind(
         if as_json:
             emit_json(result)
         else:
-            console().print(
-                f"bound {context}{'=' + entity if entity else ''} in {chat}"
-                f"{' thread ' + thread if thread else ''}"
-            )
+            console().print(said)
 
     guard(as_json, body)
 
@@ -177,16 +146,12 @@ def unbind(
     """context_unbind: remove a binding made by context_bind."""
 
     def body() -> None:
-        with open_brain(brain, db) as opened:
-            spec = _role(opened.brain, role, bot, chat, thread)
-            with opened.store.transaction() as tx:
-                unbind_context(
-                    opened.brain, tx, spec, context=context, chat=chat, thread=thread, bot=bot
-                )
+        with open_engine(brain, db) as engine:
+            said = engine.unbind(context=context, chat=chat, thread=thread, bot=bot, role=role)
         if as_json:
             emit_json({"unbound": {"context": context, "chat": chat, "thread": thread, "bot": bot}})
         else:
-            console().print(f"unbound {context} in {chat}")
+            console().print(said)
 
     guard(as_json, body)
 
@@ -200,19 +165,10 @@ def state_apply(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> 
     """Apply the brain's state/*.sql to the database (tables, views, sample rows)."""
 
     def body() -> None:
-        loaded = load_brain(brain)
-        url = db or default_url(loaded.root)
-        # A SQLite database Keel creates gets the files applied by `connect` itself.
-        created_now = creates(url)
-        engine = connect(url, loaded)
-        try:
-            if not created_now:
-                apply_sql(engine, loaded.state_sql)
-        finally:
-            engine.dispose()
-        files = [f.path for f in loaded.state_sql]
+        with open_engine(brain, db) as engine:
+            files = engine.apply_state()
         if as_json:
-            emit_json({"applied": files})
+            emit_json({"applied": list(files)})
         else:
             console().print(f"applied {len(files)} file(s): {', '.join(files) or '-'}")
 

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from sqlalchemy import Engine
 
-from keel.brain import Brain, load_brain
 from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
 from keel.link.values import RunRef
-from keel.state import connect, default_url
-from keel.store import Store
+from keel.runtime.engine import Engine
+from keel.tokens import TokenCounter
 
 BrainArg = Annotated[Path, typer.Argument(help="The brain directory.", show_default=False)]
 DbOpt = Annotated[
@@ -55,24 +52,16 @@ AtOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
-    brain: Brain
-    engine: Engine
-    store: Store
-
-
 @contextmanager
-def open_brain(path: Path, db: str | None) -> Iterator[Opened]:
-    """Load the brain, connect its database and bring Keel's tables up to date."""
-    brain = load_brain(path)
-    engine = connect(db or default_url(brain.root), brain)
+def open_engine(
+    path: Path, db: str | None, *, counter: TokenCounter | None = None
+) -> Iterator[Engine]:
+    """The brain's engine for one command: no watcher thread, closed when the command ends."""
+    engine = Engine(path, db, counter=counter, watch=False)
     try:
-        store = Store(engine)
-        store.migrate()
-        yield Opened(brain=brain, engine=engine, store=store)
+        yield engine
     finally:
-        engine.dispose()
+        engine.close()
 
 
 def parse_entry(text: str, flag: str) -> ReachEntry:

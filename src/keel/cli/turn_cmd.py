@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-from keel.assemble.exact import counter_from_settings
-from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
-from keel.assemble.values import Assembly, Transcript
 from keel.cli.app import EXIT_OVERFLOW, app, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
@@ -24,7 +21,7 @@ from keel.cli.options import (
     RoleOpt,
     RunOpt,
     ThreadOpt,
-    open_brain,
+    open_engine,
     parse_at,
     parse_entry,
     parse_reach,
@@ -33,22 +30,9 @@ from keel.cli.options import (
 from keel.cli.turn_view import print_turn
 from keel.errors import FitOverflow
 from keel.link.values import Conversation, TurnRequest
-from keel.runtime.assembly import prepare_and_assemble
-from keel.runtime.prepare import Session
-
-Format = Literal["openai", "responses", "anthropic"]
-PAYLOADS = {"openai": openai_chat, "responses": openai_responses, "anthropic": anthropic_messages}
-
-
-def payload(assembly: Assembly, fmt: Format) -> dict[str, object]:
-    """The provider request for this assembly (the turn's first request)."""
-    build = PAYLOADS[fmt]
-    return build(
-        assembly,
-        Transcript(),
-        model=assembly.limits.name,
-        max_output=assembly.limits.output_reserve,
-    )
+from keel.payload.providers import PayloadFormat, first_request
+from keel.tokens.exact import counter_from_settings
+from keel.turn.prepared import Session
 
 
 @app.command()
@@ -81,7 +65,7 @@ def turn(
         bool, typer.Option("--compacted", help="The CLI session compacted: send everything.")
     ] = False,
     fmt: Annotated[
-        Format | None,
+        PayloadFormat | None,
         typer.Option("--format", help="Print the provider request: openai, responses, anthropic."),
     ] = None,
     counter_name: Annotated[
@@ -114,11 +98,9 @@ def turn(
         )
         counter = counter_from_settings(counter_name, ranks)
         cli_session = Session(id=session, compacted=compacted) if session else None
-        with open_brain(brain, db) as opened:
+        with open_engine(brain, db, counter=counter) as engine:
             try:
-                prepared, assembly = prepare_and_assemble(
-                    opened.brain, opened.store, request, counter, session=cli_session
-                )
+                prepared, assembly = engine.prepare(request, session=cli_session)
             except FitOverflow as exc:
                 if as_json:
                     emit_json({"overflow": str(exc), "fit": exc.details})
@@ -126,7 +108,7 @@ def turn(
                     error_console().print(f"[bold red]does not fit:[/] {exc}")
                 raise typer.Exit(EXIT_OVERFLOW) from None
         if fmt is not None:
-            emit_json(payload(assembly, fmt))
+            emit_json(first_request(assembly, fmt))
         elif as_json:
             emit_json(
                 {

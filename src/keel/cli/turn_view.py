@@ -8,7 +8,7 @@ from rich.text import Text
 
 from keel.assemble.values import Assembly, Section
 from keel.cli.app import console
-from keel.runtime.prepare import PreparedTurn
+from keel.turn.prepared import PreparedTurn
 
 BAR = 24
 

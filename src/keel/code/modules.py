@@ -36,7 +36,7 @@ _EXPORTS: dict[type[ContextCode | HookGate], tuple[str, str]] = {
 class _FreshLoader(importlib.machinery.SourceFileLoader):
     """Compiles from the source every time and never writes bytecode beside it."""
 
-    def get_code(self, fullname: str) -> types.CodeType:
+    def get_code(self, fullname: str) -> types.CodeType:  # noqa: ARG002 - the loader's API
         source = self.get_data(self.path)
         return compile(source, self.path, "exec", dont_inherit=True)
 
@@ -70,7 +70,7 @@ def load_module(root: Path, path: str) -> types.ModuleType:
         ) from None
     # Brain code is the owner's and may raise anything at import; catching all of it is the
     # fail-closed rule (the error is reported with its line, not hidden).
-    except (Exception, SystemExit) as exc:
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - fail closed, reported below
         raise ContentError(
             path,
             f"raised {type(exc).__name__} while loading: {_said(exc)} — fix the code; until "

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from keel.brain.knobs import context_keep
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
-from keel.budget.knobs import context_keep
 from keel.errors import UsageError
 from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
 from keel.link.reach import find_run, run_reach

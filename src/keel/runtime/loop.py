@@ -2,30 +2,28 @@
 
 Before the first request the turn must fit (checked inside its preparation, which records
 nothing when it does not). Before every later request it is checked again with the turn's
-transcript, since tool results grow it. A tool call is authorized again when it executes:
-a role that may not call a tool gets the refusal as the tool's result, never its effect.
+transcript, since tool results grow it. Each tool call is checked against the registry
+when it executes — its name, the role's capability, its arguments against the schema —
+and anything refused comes back to the model as an error result with the reason: once the
+preparation is committed, a bad call costs only itself, never the turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from keel.assemble.fit import check_request
-from keel.assemble.tokens import TokenCounter
-from keel.assemble.tools import authorize
 from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult, Transcript
 from keel.brain.snapshot import Brain
-from keel.brain.specs import ReachEntry, RoleSpec
-from keel.errors import Refused
+from keel.brain.specs import RoleSpec
+from keel.errors import KeelError
 from keel.link.values import TurnRequest
-from keel.runtime.assembly import prepare_and_assemble
 from keel.runtime.models import ModelClient
-from keel.runtime.prepare import PreparedTurn, Session
-from keel.store import Store
-from keel.tools.binding import bind_context, unbind_context
-from keel.tools.context_open import open_context
+from keel.store.store import Store
+from keel.tokens import TokenCounter
+from keel.tools.registry import Registry
+from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepared import PreparedTurn, Session
 
 DEFAULT_MAX_STEPS = 8
 
@@ -41,58 +39,20 @@ class TurnOutcome:
     requests: int
 
 
-def _text(arguments: Mapping[str, Any], key: str) -> str | None:
-    value = arguments.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise Refused(f"'{key}' must be a non-empty string")
-    return value
-
-
-def _execute(
-    brain: Brain, store: Store, request: TurnRequest, role: RoleSpec, call: ToolCall
-) -> str:
-    """Run one tool call; `Refused` carries the reason back to the model."""
-    authorize(role, call.name)
-    args = call.arguments
-    conversation = request.conversation
-    with store.transaction() as tx:
-        if call.name == "context_open":
-            entry = ReachEntry(context=_text(args, "name") or "", entity=_text(args, "entity"))
-            return open_context(brain, tx, request, entry)
-        context = _text(args, "context") or ""
-        chat = _text(args, "chat") or conversation.chat
-        thread = _text(args, "thread")
-        bot = _text(args, "bot")
-        where = chat + (f" thread {thread}" if thread else "")
-        if call.name == "context_bind":
-            bind_context(
-                brain,
-                tx,
-                role,
-                context=context,
-                entity=_text(args, "entity"),
-                chat=chat,
-                thread=thread,
-                bot=bot,
-            )
-            return f"bound {context} in {where}"
-        unbind_context(brain, tx, role, context=context, chat=chat, thread=thread, bot=bot)
-        return f"unbound {context} in {where}"
-
-
-def _results(
-    brain: Brain, store: Store, request: TurnRequest, role: RoleSpec, step: ModelStep
-) -> list[ToolResult]:
-    results = []
-    for call in step.calls:
-        try:
-            content, error = _execute(brain, store, request, role, call), False
-        except Refused as exc:
-            content, error = f"refused: {exc}", True
-        results.append(ToolResult(call_id=call.id, name=call.name, content=content, is_error=error))
-    return results
+def tool_result(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    role: RoleSpec,
+    tools: Registry,
+    call: ToolCall,
+) -> ToolResult:
+    """Run one tool call; whatever Keel refuses comes back as the call's error result."""
+    try:
+        content = tools.execute(brain, store, request, role, call)
+    except KeelError as exc:  # Keel's own errors are reasons the model can read and act on
+        return ToolResult(call_id=call.id, name=call.name, content=f"refused: {exc}", is_error=True)
+    return ToolResult(call_id=call.id, name=call.name, content=content)
 
 
 def run_turn(
@@ -101,12 +61,15 @@ def run_turn(
     request: TurnRequest,
     model: ModelClient,
     counter: TokenCounter,
+    tools: Registry,
     *,
     session: Session | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> TurnOutcome:
     """Run one turn with the model; raises `FitOverflow` before a request that cannot fit."""
-    prepared, assembly = prepare_and_assemble(brain, store, request, counter, session=session)
+    prepared, assembly = prepare_and_assemble(
+        brain, store, request, counter, tools.for_role, session=session
+    )
     role = brain.roles[prepared.role]
     transcript = Transcript()
     step = ModelStep()
@@ -119,7 +82,8 @@ def run_turn(
         transcript = transcript.then(step)
         if not step.calls:
             break
-        transcript = transcript.then(*_results(brain, store, request, role, step))
+        results = (tool_result(brain, store, request, role, tools, c) for c in step.calls)
+        transcript = transcript.then(*results)
     if step.text:
         with store.transaction() as tx:
             tx.record_message(

@@ -4,7 +4,7 @@
 turn's input plus the work done so far this turn, and returns the model's next step — its
 text and the tool calls it asks for, arguments parsed from JSON.
 
-The three adapters build the body with `keel.assemble.payloads` and send it through the
+The three adapters build the body with `keel.payload.providers` and send it through the
 official SDK client they are given, so retries, auth and errors stay the SDK's. Keel never
 imports an SDK itself: the types below are for the type checker only, and a caller who
 builds an adapter has already imported the SDK to make its client. `import keel` works
@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from keel.assemble.payloads import anthropic_messages, openai_chat, openai_responses
 from keel.assemble.values import Assembly, ModelStep, ToolCall, Transcript
-from keel.errors import Refused, UsageError
+from keel.errors import UsageError
+from keel.payload.providers import anthropic_messages, openai_chat, openai_responses
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -55,11 +55,7 @@ class OpenAIChatModel:
         completion: ChatCompletion = self.client.chat.completions.create(**payload)
         message = completion.choices[0].message
         calls = tuple(
-            ToolCall(
-                id=call.id,
-                name=call.function.name,
-                arguments=_arguments(call.function.name, call.function.arguments),
-            )
+            _call(call.id, call.function.name, call.function.arguments)
             for call in message.tool_calls or ()
             if call.type == "function"
         )
@@ -83,8 +79,7 @@ class OpenAIResponsesModel:
             if item.type == "message":
                 texts += (p.text if p.type == "output_text" else p.refusal for p in item.content)
             elif item.type == "function_call":
-                arguments = _arguments(item.name, item.arguments)
-                calls.append(ToolCall(id=item.call_id, name=item.name, arguments=arguments))
+                calls.append(_call(item.call_id, item.name, item.arguments))
         return ModelStep(text="".join(texts), calls=tuple(calls))
 
 
@@ -135,19 +130,17 @@ def _payload(
     )
 
 
-def _arguments(tool: str, raw: str) -> dict[str, Any]:
-    """A tool call's JSON arguments as a mapping; empty means none."""
+def _call(call_id: str, name: str, raw: str) -> ToolCall:
+    """A tool call from its JSON arguments; arguments that cannot be read become its
+    `problem`, answered as an error result, so a malformed call never aborts the turn."""
     if not raw.strip():
-        return {}
+        return ToolCall(id=call_id, name=name)
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError as err:
-        raise Refused(
-            f"the model called {tool!r} with arguments that are not JSON ({err.msg} at "
-            f"char {err.pos}): {raw[:200]!r}"
-        ) from err
+        problem = f"the arguments are not JSON ({err.msg} at char {err.pos}): {raw[:200]!r}"
+        return ToolCall(id=call_id, name=name, problem=problem)
     if not isinstance(parsed, dict):
-        raise Refused(
-            f"the model called {tool!r} with arguments that are not a JSON object: {raw[:200]!r}"
-        )
-    return parsed
+        problem = f"the arguments are not a JSON object: {raw[:200]!r}"
+        return ToolCall(id=call_id, name=name, problem=problem)
+    return ToolCall(id=call_id, name=name, arguments=parsed)

@@ -1,6 +1,10 @@
-"""The database behind state views: connecting, applying `state/*.sql`, reading the schema."""
+"""The database behind state views.
 
-from keel.state.database import apply_sql, connect, default_url
-from keel.state.schema import Schema, read_schema
+`keel.state.rows.ViewRows` is a plain value the pure stages read; connecting, applying
+`state/*.sql`, reading views and the schema live in `database`, `views` and `schema`, which
+need SQLAlchemy and are imported by the edges that do I/O.
+"""
 
-__all__ = ["Schema", "apply_sql", "connect", "default_url", "read_schema"]
+from keel.state.rows import ViewRows
+
+__all__ = ["ViewRows"]

@@ -6,29 +6,11 @@ entity key comes from the turn and is always a bound parameter, never text in th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from keel.brain.specs import ViewRef
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ViewRows:
-    """The rows one view showed for one turn, and how many it holds in all.
-
-    `problem` is set instead of rows when the view could not be read (or, for a `by`
-    view, when the link carries no key): the renderer stubs the view and says why.
-    """
-
-    view: str
-    by: str | None = None
-    columns: tuple[str, ...] = ()
-    rows: tuple[tuple[Any, ...], ...] = ()
-    total: int = 0
-    problem: str | None = None
+from keel.state.rows import ViewRows
 
 
 def read_view(connection: Connection, ref: ViewRef, entity: str | None, *, limit: int) -> ViewRows:

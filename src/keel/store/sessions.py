@@ -1,6 +1,6 @@
 """CLI-agent sessions: what each session was last sent, so a restart does not resend it all.
 
-One row per (session, context, entity) holding the hashes of `keel.assemble.sessions`:
+One row per (session, context, entity) holding the hashes of `keel.payload.sessions`:
 the instructions' digest, whether they were sent, and the views' digests as a JSON object
 (name → digest, in the block's order). The session id is the caller's own string.
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, select
 
-from keel.assemble.sessions import SentContext, SessionState
 from keel.errors import StoreError
+from keel.payload.sessions import SentContext, SessionState
 from keel.store import schema
 from keel.store.sql import key, unkey
 

@@ -45,7 +45,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         value = utc(value, "a time")
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+    def process_result_value(
+        self,
+        value: datetime | None,
+        dialect: Dialect,  # noqa: ARG002 - SQLAlchemy's signature
+    ) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:

@@ -13,10 +13,10 @@ from datetime import datetime
 
 from sqlalchemy import Connection
 
-from keel.assemble.sessions import SessionState
 from keel.assemble.values import Message, Speaker
 from keel.errors import StoreError
 from keel.link.values import Binding, Conversation, KeptLink, Origin
+from keel.payload.sessions import SessionState
 from keel.store import bindings as _bindings
 from keel.store import history as _history
 from keel.store import keep as _keep

@@ -2,10 +2,14 @@
 
 `check_bind` / `check_unbind` are pure; `bind_context` / `unbind_context` check, then
 store in the caller's transaction. Every refusal says why and what to do instead, because
-the agent reads it.
+the agent reads it. Whether the role may call the tools at all (`context:bind`) is the
+registry's check, made before either runs.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
@@ -13,15 +17,13 @@ from keel.brain.specs import ContextSpec, RoleSpec
 from keel.errors import Refused
 from keel.link.values import Binding, entity_problem
 from keel.store import Tx
+from keel.tools.context_open import ENTITY_PARAMETER
+from keel.tools.registry import Tool, ToolContext
 
 BIND_CAPABILITY = "context:bind"
 
 
-def _context(brain: Brain, role: RoleSpec, ident: str, tool: str) -> ContextSpec:
-    if not role.can(BIND_CAPABILITY):
-        raise Refused(
-            f"role '{role.id}' cannot call {tool} — add {BIND_CAPABILITY} to its capabilities:"
-        )
+def _context(brain: Brain, ident: str) -> ContextSpec:
     context = brain.contexts.get(ident)
     if context is None:
         raise Refused(f"no context '{ident}' in this brain{did_you_mean(ident, brain.contexts)}")
@@ -39,7 +41,7 @@ def check_bind(
     bot: str | None = None,
 ) -> Binding:
     """The binding to store, or `Refused` with the reason."""
-    spec = _context(brain, role, context, "context_bind")
+    spec = _context(brain, context)
     if (problem := entity_problem(entity)) is not None:
         raise Refused(problem)
     if spec.keyed and entity is None:
@@ -63,9 +65,9 @@ def check_bind(
     return Binding(context=context, entity=entity, chat=chat, thread=thread, bot=bot)
 
 
-def check_unbind(brain: Brain, role: RoleSpec, *, context: str, chat: str) -> None:
+def check_unbind(brain: Brain, *, context: str, chat: str) -> None:
     """Raise `Refused` when a binding must not be removed by the tool."""
-    _context(brain, role, context, "context_unbind")
+    _context(brain, context)
     for rule in brain.access.group_rules(chat):
         if context in rule.contexts:
             raise Refused(
@@ -96,7 +98,6 @@ def bind_context(
 def unbind_context(
     brain: Brain,
     tx: Tx,
-    role: RoleSpec,
     *,
     context: str,
     chat: str,
@@ -104,6 +105,71 @@ def unbind_context(
     bot: str | None = None,
 ) -> None:
     """context_unbind: check, then remove the binding; `Refused` when there is none."""
-    check_unbind(brain, role, context=context, chat=chat)
+    check_unbind(brain, context=context, chat=chat)
     if not tx.unbind(context=context, chat=chat, thread=thread, bot=bot):
         raise Refused(f"no binding of '{context}' made by context_bind here to remove")
+
+
+def where(chat: str, thread: str | None) -> str:
+    """The place a binding holds, as a tool's answer says it."""
+    return chat + (f" thread {thread}" if thread else "")
+
+
+def _bind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    chat = args.get("chat") or ctx.request.conversation.chat
+    binding = bind_context(
+        ctx.brain,
+        ctx.tx,
+        ctx.role,
+        context=args["context"],
+        entity=args.get("entity"),
+        chat=chat,
+        thread=args.get("thread"),
+        bot=args.get("bot"),
+    )
+    return f"bound {binding.context} in {where(chat, binding.thread)}"
+
+
+def _unbind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    chat = args.get("chat") or ctx.request.conversation.chat
+    context, thread = args["context"], args.get("thread")
+    bot = args.get("bot")
+    unbind_context(ctx.brain, ctx.tx, context=context, chat=chat, thread=thread, bot=bot)
+    return f"unbound {context} in {where(chat, thread)}"
+
+
+_WHERE = {
+    "chat": {"type": "string", "description": "The chat (default: this turn's chat)."},
+    "thread": {"type": "string", "description": "One thread of it (default: the whole chat)."},
+    "bot": {"type": "string", "description": "One bot (default: every bot of the brain)."},
+}
+
+CONTEXT_BIND = Tool(
+    name="context_bind",
+    description=(
+        "Bind this chat (or one of its threads) to a context and the entity it is about, so "
+        "every later turn there carries that entity's data."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"context": {"type": "string"}, "entity": ENTITY_PARAMETER, **_WHERE},
+        "required": ["context"],
+        "additionalProperties": False,
+    },
+    capability=BIND_CAPABILITY,
+    risk="moderate",
+    run=_bind,
+)
+CONTEXT_UNBIND = Tool(
+    name="context_unbind",
+    description="Remove a binding made with context_bind.",
+    parameters={
+        "type": "object",
+        "properties": {"context": {"type": "string"}, **_WHERE},
+        "required": ["context"],
+        "additionalProperties": False,
+    },
+    capability=BIND_CAPABILITY,
+    risk="moderate",
+    run=_unbind,
+)

@@ -10,18 +10,26 @@ the room's pin holds it to the bound entity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
+from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.budget.fit import stub_line
-from keel.budget.knobs import context_chars, turn_knobs
 from keel.errors import Refused
 from keel.link.bindings import pin
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
-from keel.runtime.prepare import render_link
 from keel.store import Tx
+from keel.tools.registry import Tool, ToolContext
+from keel.turn.blocks import render_link
+
+ENTITY_PARAMETER = {
+    "type": "string",
+    "description": "The entity key, for a context keyed by one.",
+}
 
 
 def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) -> str:
@@ -48,3 +56,27 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
         chars = context_chars(brain.contexts[link.context], role, brain.manifest)
         return stub_line(link, "chars", can_open=True, chars=chars)
     return block.text
+
+
+def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    entry = ReachEntry(context=args["name"], entity=args.get("entity"))
+    return open_context(ctx.brain, ctx.tx, ctx.request, entry)
+
+
+CONTEXT_OPEN = Tool(
+    name="context_open",
+    description=(
+        "Open a feature context from the catalog (or one a stub names) and read it now: its "
+        "instructions and its data as of this moment. It then stays with you for the next "
+        "few turns."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "entity": ENTITY_PARAMETER},
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+    capability="context:read",
+    risk="safe",
+    run=_run,
+)

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keel.assemble.sessions import SentContext, SessionState, digest, session_delta
 from keel.budget.fit import Attached
 from keel.budget.render import Block, render_block
 from keel.errors import UsageError
 from keel.link.values import Link
-from keel.state.views import ViewRows
+from keel.payload.sessions import SentContext, SessionState, digest, session_delta
+from keel.state.rows import ViewRows
 
 RULES = "Quote the SLA from the card."
 EMPTY = SessionState()

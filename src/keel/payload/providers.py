@@ -19,13 +19,13 @@ Rules every provider shares:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from keel.assemble.values import Assembly, ToolCall, ToolResult, ToolSpec, Transcript
 
 Payload = dict[str, Any]
-Block = dict[str, Any]
+Part = dict[str, Any]  # one JSON object inside a body (a message, a content block)
 
 EMPTY_RESULT = "(the tool returned no output)"
 """Sent in place of an empty tool result: every call needs an answer, and none may be empty."""
@@ -42,7 +42,7 @@ def openai_chat(
     assembly: Assembly, transcript: Transcript, *, model: str, max_output: int
 ) -> Payload:
     """An OpenAI Chat Completions request (`POST /chat/completions`)."""
-    messages: list[Block] = [
+    messages: list[Part] = [
         {"role": "system", "content": text}
         for text in (assembly.system_text, assembly.state_text)
         if text
@@ -56,7 +56,7 @@ def openai_chat(
                 {"role": "tool", "tool_call_id": item.call_id, "content": _result_text(item)}
             )
             continue
-        step: Block = {"role": "assistant"}
+        step: Part = {"role": "assistant"}
         if item.text:
             step["content"] = item.text
         if item.calls:
@@ -83,7 +83,7 @@ def openai_responses(
     assembly: Assembly, transcript: Transcript, *, model: str, max_output: int
 ) -> Payload:
     """An OpenAI Responses request (`POST /responses`); the stable text is `instructions`."""
-    items: list[Block] = []
+    items: list[Part] = []
     if assembly.state_text:
         items.append(_response_message("developer", assembly.state_text))
     items += [_response_message(m.role, m.text) for m in assembly.history if m.text]
@@ -137,7 +137,7 @@ def anthropic_messages(
     turns.add("user", _text_blocks(assembly.tail_text))
     for item in transcript.items:
         if isinstance(item, ToolResult):
-            result: Block = {
+            result: Part = {
                 "type": "tool_result",
                 "tool_use_id": item.call_id,
                 "content": _result_text(item, prefix_error=False),
@@ -153,7 +153,7 @@ def anthropic_messages(
         turns.add("assistant", [*_text_blocks(item.text), *uses])
 
     payload: Payload = {"model": model, "max_tokens": max_output}
-    system: list[Block] = []
+    system: list[Part] = []
     if assembly.system_text:
         system.append(
             {"type": "text", "text": assembly.system_text, "cache_control": dict(_CACHE_POINT)}
@@ -175,9 +175,9 @@ class _Turns:
     __slots__ = ("_turns",)
 
     def __init__(self) -> None:
-        self._turns: list[tuple[str, list[Block]]] = []
+        self._turns: list[tuple[str, list[Part]]] = []
 
-    def add(self, role: str, blocks: Sequence[Block]) -> None:
+    def add(self, role: str, blocks: Sequence[Part]) -> None:
         if not blocks:
             return
         if self._turns and self._turns[-1][0] == role:
@@ -185,31 +185,31 @@ class _Turns:
         else:
             self._turns.append((role, list(blocks)))
 
-    def messages(self) -> list[Block]:
+    def messages(self) -> list[Part]:
         turns = self._turns
         if turns and turns[0][0] == "assistant":
             turns = [("user", _text_blocks(OPENER)), *turns]
         return [{"role": role, "content": blocks} for role, blocks in turns]
 
 
-def _text_blocks(text: str) -> list[Block]:
+def _text_blocks(text: str) -> list[Part]:
     return [{"type": "text", "text": text}] if text else []
 
 
-def _response_message(role: str, text: str) -> Block:
+def _response_message(role: str, text: str) -> Part:
     return {"type": "message", "role": role, "content": text}
 
 
-def _function(tool: ToolSpec) -> Block:
-    function: Block = {"name": tool.name}
+def _function(tool: ToolSpec) -> Part:
+    function: Part = {"name": tool.name}
     if tool.description:
         function["description"] = tool.description
     function["parameters"] = _schema(tool)
     return function
 
 
-def _anthropic_tool(tool: ToolSpec) -> Block:
-    definition: Block = {"name": tool.name}
+def _anthropic_tool(tool: ToolSpec) -> Part:
+    definition: Part = {"name": tool.name}
     if tool.description:
         definition["description"] = tool.description
     definition["input_schema"] = _schema(tool)
@@ -242,3 +242,22 @@ def _plain_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain_value(v) for v in value]
     return value
+
+
+PayloadFormat = Literal["openai", "responses", "anthropic"]
+Build = Callable[..., Payload]
+PAYLOADS: Mapping[PayloadFormat, Build] = {
+    "openai": openai_chat,
+    "responses": openai_responses,
+    "anthropic": anthropic_messages,
+}
+
+
+def first_request(assembly: Assembly, fmt: PayloadFormat) -> Payload:
+    """The provider request a turn opens with, as `keel turn --format` prints it."""
+    return PAYLOADS[fmt](
+        assembly,
+        Transcript(),
+        model=assembly.limits.name,
+        max_output=assembly.limits.output_reserve,
+    )

@@ -5,24 +5,29 @@ Each `Sample` has a category (the row of the error table), a name and its text (
 code, JSON, tables, logs and the rest are generated here from fixed seeds, so the corpus is
 the same on every machine and any change to it shows up in review.
 
-`rank_dir()` says where the real tokenizer rank files are: `KEEL_TIKTOKEN_DIR`, else the
-`shared/data` folder beside the repository's folder (where CI lays them out too).
+`rank_dir()` is a folder holding the real tokenizer rank files, o200k_base.tiktoken and
+cl100k_base.tiktoken: `KEEL_TIKTOKEN_DIR` when set, else the official files the
+`bpe-openai` wheel ships (gzipped; the dev environment installs it), unpacked once into a
+cache folder and checked against the hashes tiktoken pins.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import random
 import string
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from tests.assemble.corpus_samples import (
+from tests.tokens.corpus_samples import (
     EMOJI,
     PYTHON_MODULE,
     README_MD,
@@ -32,14 +37,45 @@ from tests.assemble.corpus_samples import (
 
 RANK_DIR_VARIABLE = "KEEL_TIKTOKEN_DIR"
 RANK_FILES = ("o200k_base.tiktoken", "cl100k_base.tiktoken")
+# The published digests of the two files (the ones tiktoken checks its downloads against).
+RANK_SHA256 = {
+    "o200k_base.tiktoken": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+}
 
 
 def rank_dir() -> Path:
-    """The folder holding the rank files: `$KEEL_TIKTOKEN_DIR`, else `../shared/data`."""
+    """The folder holding the rank files: `$KEEL_TIKTOKEN_DIR`, else bpe-openai's, unpacked."""
     configured = os.environ.get(RANK_DIR_VARIABLE)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+    return _unpacked()
+
+
+@cache
+def _unpacked() -> Path:
+    # The package is only located, never imported: its native module is large and unused.
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the bpe-openai package is not installed: `uv sync` installs it with the dev "
+            f"group, or set {RANK_DIR_VARIABLE} to a folder holding {', '.join(RANK_FILES)}"
+        )
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    folder = Path(tempfile.gettempdir()) / "keel-test-ranks"
+    folder.mkdir(exist_ok=True)
+    for name, digest in RANK_SHA256.items():
+        target = folder / name
+        if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest:
+            continue
+        raw = gzip.decompress((data / f"{name}.gz").read_bytes())
+        if hashlib.sha256(raw).hexdigest() != digest:
+            raise ValueError(f"{data / name}.gz is not the official {name}: its hash differs")
+        # Written aside, then renamed: test workers that unpack at once never read half a file.
+        partial = folder / f"{name}.{os.getpid()}.partial"
+        partial.write_bytes(raw)
+        os.replace(partial, target)
+    return folder
 
 
 def missing_rank_files() -> str | None:
@@ -51,8 +87,7 @@ def missing_rank_files() -> str | None:
     return (
         f"tokenizer rank files {', '.join(missing)} not found in {folder}: put "
         f"o200k_base.tiktoken and cl100k_base.tiktoken in that folder, or set "
-        f"{RANK_DIR_VARIABLE} to the folder that has them (by default it is the "
-        f"`shared/data` folder beside this repository's folder)"
+        f"{RANK_DIR_VARIABLE} to the folder that has them"
     )
 
 

@@ -1,8 +1,8 @@
 """Token counting: the estimate's error against real o200k counts, framing, exact counters.
 
-The real counts come from the tokenizer rank files (`KEEL_TIKTOKEN_DIR`, else the
-`shared/data` folder beside the repository). Without them these tests fail and say where
-to put the files: a silent skip would let the estimate drift unmeasured.
+The real counts come from the official tokenizer rank files (`KEEL_TIKTOKEN_DIR`, else the
+copies the dev environment's bpe-openai wheel ships). Without them these tests fail and say
+where to put the files: a silent skip would let the estimate drift unmeasured.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import tiktoken.load
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keel.assemble import tokens
-from keel.assemble.exact import TiktokenCounter, ToktokCounter, counter_from_settings
-from keel.assemble.tokens import Encoding, Estimator, estimate_many, estimate_tokens
 from keel.errors import UsageError
-from tests.assemble.corpus import Sample, corpus, missing_rank_files, rank_dir
+from keel.tokens import Encoding
+from keel.tokens import estimate as tokens
+from keel.tokens.estimate import Estimator, estimate_many, estimate_tokens
+from keel.tokens.exact import TiktokenCounter, ToktokCounter, counter_from_settings
+from tests.tokens.corpus import Sample, corpus, missing_rank_files, rank_dir
 
 WORST_UNDER = -0.15  # the estimate may never be further under than this on any sample
 WORST_OVER = 0.35  # over is safe, but this far over means the estimate has drifted
@@ -57,7 +58,7 @@ def _tiktoken_own(encoding: str) -> Any:
     """tiktoken's own definition of the encoding (pattern, specials), fed the local file."""
     data = (rank_folder() / f"{encoding}.tiktoken").read_bytes()
 
-    def local(blobpath: str, expected_hash: str | None = None) -> bytes:
+    def local(*_args: object) -> bytes:
         return data
 
     public = importlib.import_module("tiktoken_ext.openai_public")
@@ -208,7 +209,7 @@ def test_a_missing_rank_file_says_where_it_was_looked_for(tmp_path: Path) -> Non
         counter_from_settings("o200k", tmp_path)
 
 
-def test_the_wrong_rank_file_is_refused_by_its_hash(tmp_path: Path) -> None:
+def test_the_wrong_rank_file_is_refused_by_its_hash() -> None:
     cl100k = (rank_folder() / "cl100k_base.tiktoken").read_bytes()
     with pytest.raises(UsageError, match=r"given for o200k_base has sha256 223921b76ee9"):
         TiktokenCounter.from_ranks(cl100k, "o200k_base")

@@ -16,8 +16,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Final, Protocol
 
-from keel.assemble.tokens import Encoding, Estimator, TokenCounter, framed
 from keel.errors import UsageError
+from keel.tokens.counter import Encoding, TokenCounter, framed
+from keel.tokens.estimate import Estimator
 
 
 @dataclass(frozen=True, slots=True)

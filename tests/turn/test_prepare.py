@@ -9,8 +9,8 @@ import pytest
 
 from keel.brain import Brain, ReachEntry, load_brain
 from keel.link import Conversation, TurnRequest
-from keel.runtime.prepare import prepare_turn
 from keel.store import Store
+from keel.turn.prepare import prepare_turn
 
 
 def test_a_refused_link_is_logged_with_the_room_and_the_reason(

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from keel.assemble.tokens import Estimator
 from keel.assemble.values import Assembly
 from keel.brain import Brain, ReachEntry, load_brain
 from keel.link import Conversation, RunRef, TurnRequest
-from keel.runtime.assembly import prepare_and_assemble
-from keel.state import connect
+from keel.state.database import connect
 from keel.store import Store
+from keel.tokens.estimate import Estimator
+from keel.tools import TOOLS
 from keel.tools.send import origin_of, record_send
+from keel.turn.assembly import prepare_and_assemble
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "brain"
 GOLDEN = Path(__file__).parent / "golden"
@@ -72,7 +73,7 @@ def store(brain: Brain, sqlite_url: str) -> Store:
 
 
 def assemble(brain: Brain, store: Store, request: TurnRequest) -> Assembly:
-    return prepare_and_assemble(brain, store, request, Estimator())[1]
+    return prepare_and_assemble(brain, store, request, Estimator(), TOOLS.for_role)[1]
 
 
 def test_a_client_group_turn(brain: Brain, store: Store) -> None:

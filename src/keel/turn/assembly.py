@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.budgets import SectionBudgets, model_limits
 from keel.assemble.fit import ensure_fits
 from keel.assemble.texts import (
     RULES,
@@ -13,13 +14,18 @@ from keel.assemble.texts import (
     tenancy_text,
     time_text,
 )
-from keel.assemble.tokens import TokenCounter
-from keel.assemble.tools import allowed_tools
-from keel.assemble.values import Assembly
+from keel.assemble.values import Assembly, ToolSpec
+from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.snapshot import Brain
+from keel.brain.specs import RoleSpec
 from keel.link.values import Link, TurnRequest
-from keel.runtime.prepare import PreparedTurn, Session, prepare_turn
-from keel.store import Store
+from keel.store.store import Store
+from keel.tokens import TokenCounter
+from keel.turn.prepare import prepare_turn
+from keel.turn.prepared import PreparedTurn, Session
+
+# The tools a role may see: the registry's filter (`keel.tools.Registry.for_role`).
+ToolsFor = Callable[[RoleSpec], tuple[ToolSpec, ...]]
 
 NO_MESSAGE = "(no new message in this turn)"
 
@@ -41,7 +47,12 @@ def current_text(brain: Brain, request: TurnRequest) -> str:
 
 
 def turn_inputs(
-    brain: Brain, request: TurnRequest, prepared: PreparedTurn, *, contexts: str | None = None
+    brain: Brain,
+    request: TurnRequest,
+    prepared: PreparedTurn,
+    tools: ToolsFor,
+    *,
+    contexts: str | None = None,
 ) -> AssemblyInputs:
     """The texts of every section of this turn.
 
@@ -62,7 +73,7 @@ def turn_inputs(
         prompt=role.persona,
         skills=tuple(brain.skills[s].text for s in role.skills if s in brain.skills),
         catalog=catalog_text(prepared.catalog),
-        tools=allowed_tools(role),
+        tools=tools(role),
         renders=tuple(render_input(r) for r in prepared.renders),
         history=prepared.history,
         history_older=prepared.history_older,
@@ -75,13 +86,14 @@ def assemble_turn(
     request: TurnRequest,
     prepared: PreparedTurn,
     counter: TokenCounter,
+    tools: ToolsFor,
     *,
     contexts: str | None = None,
 ) -> Assembly:
     """The turn's model input, within its budgets, with the fit verdict."""
     role = brain.roles[prepared.role]
     return assemble(
-        turn_inputs(brain, request, prepared, contexts=contexts),
+        turn_inputs(brain, request, prepared, tools, contexts=contexts),
         counter=counter,
         budgets=SectionBudgets.of(role, brain.manifest),
         limits=model_limits(role, brain.manifest),
@@ -93,6 +105,7 @@ def prepare_and_assemble(
     store: Store,
     request: TurnRequest,
     counter: TokenCounter,
+    tools: ToolsFor,
     *,
     session: Session | None = None,
 ) -> tuple[PreparedTurn, Assembly]:
@@ -104,7 +117,9 @@ def prepare_and_assemble(
     assembled: list[Assembly] = []
 
     def check(prepared: PreparedTurn) -> None:
-        assembly = assemble_turn(brain, request, prepared, counter, contexts=prepared.session_text)
+        assembly = assemble_turn(
+            brain, request, prepared, counter, tools, contexts=prepared.session_text
+        )
         ensure_fits(assembly)
         assembled.append(assembly)
 

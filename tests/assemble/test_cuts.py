@@ -9,12 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keel.assemble import assembler
+from keel.assemble import room
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.budgets import SectionBudgets
-from keel.assemble.elastic import Measured, Meter, RenderInput, history_notice, largest_fitting
-from keel.assemble.tokens import Estimator
-from keel.assemble.values import Assembly, Message, ModelLimits
+from keel.assemble.history_cuts import history_notice
+from keel.assemble.measure import Measured, Meter, largest_fitting
+from keel.assemble.row_cuts import RenderInput
+from keel.assemble.values import Assembly, Message
+from keel.brain.knobs import ModelLimits, SectionBudgets
+from keel.tokens.estimate import Estimator
 
 
 class Recording:
@@ -89,7 +91,7 @@ def test_rows_that_all_fit_leave_the_room_to_history_measured_newest_first() -> 
 
 def test_a_short_first_guess_only_costs_more_rounds() -> None:
     counter = Recording()
-    with patch.object(assembler, "BYTES_PER_TOKEN", 0):
+    with patch.object(room, "BYTES_PER_TOKEN", 0):
         short = build(counter, 3_000, history=chat(60), renders=(view("a", 80), view("b", 80)))
     assert counter.batches > 2
     assert short == build(
@@ -131,7 +133,7 @@ def test_how_much_is_measured_first_never_changes_what_is_kept(
     limits = ModelLimits(name="m", window=10**6, output_reserve=0, input_allocation=allocation)
     results = []
     for guess in (0, 4, 10**6):  # nothing first, the usual guess, everything first
-        with patch.object(assembler, "BYTES_PER_TOKEN", guess):
+        with patch.object(room, "BYTES_PER_TOKEN", guess):
             results.append(
                 assemble(
                     inputs,
@@ -148,7 +150,7 @@ def assembled(guess: int, allocation: int, budgets: dict[str, int]) -> Assembly:
     rows = [view("a", 40, 5), view("b", 35, 9)]
     inputs = AssemblyInputs(current="What now?", history=chat(60, 12), renders=tuple(rows))
     limits = ModelLimits(name="m", window=10**6, output_reserve=0, input_allocation=allocation)
-    with patch.object(assembler, "BYTES_PER_TOKEN", guess):
+    with patch.object(room, "BYTES_PER_TOKEN", guess):
         return assemble(
             inputs,
             counter=Estimator(),
@@ -185,7 +187,7 @@ def test_the_largest_fitting_count_is_found_even_where_a_notice_makes_fewer_cost
 def test_a_meter_measures_every_part_asked_for_in_one_batch_per_round() -> None:
     counter = Recording()
     a, b = Measured(["one", "two", "three"]), Measured(["four", "five"], extra=4)
-    meter = Meter(counter)  # type: ignore[arg-type]
+    meter = Meter(counter)
     meter.ask(a, 2)
     meter.ask(b, 9)
     meter.ask(a, 1)  # a smaller ask never shrinks a bigger one

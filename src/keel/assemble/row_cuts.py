@@ -1,0 +1,144 @@
+"""Fitting a role's state renders by rows: a section's own budget, then the turn's room.
+
+A render is a header, its rows (top first) and a footer. Rows are cut from the bottom, one
+level across every render at a time, and a cut is always visible: a notice, counted inside
+the budget, says how many rows are not shown and which budget to raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from keel.assemble.measure import Count, Measured, Meter, Notices, grow, largest_fitting
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderInput:
+    """A state view to render: a header, its rows (top first), a footer."""
+
+    view: str
+    header: str
+    rows: tuple[str, ...]
+    footer: str = ""
+    total: int | None = None  # rows the view holds in all, when more were not fetched
+
+
+def rows_notice(hidden: int, section_id: str) -> str:
+    noun = "row" if hidden == 1 else "rows"
+    return f"({hidden} more {noun} not shown; raise sections.{section_id} to see more)"
+
+
+@dataclass(slots=True)
+class RenderCut:
+    """A render being fitted: how many of its rows are shown, and what that costs."""
+
+    source: RenderInput
+    section_id: str
+    rows: Measured  # each row with its newline
+    notice: Notices
+    base_tokens: int = 0  # header and footer
+    cap: int = 0  # the most rows the section's own budget allows
+    shown: int = 0
+    total: int = 0  # rows the view holds, shown or not
+
+    @classmethod
+    def of(cls, source: RenderInput, count: Count) -> RenderCut:
+        total = len(source.rows) if source.total is None else source.total
+        section_id = f"render.{source.view}"
+        return cls(
+            source=source,
+            section_id=section_id,
+            rows=Measured([f"{row}\n" for row in source.rows]),
+            notice=Notices(
+                text=lambda n: rows_notice(n, section_id) + "\n", count=count, most=total
+            ),
+            cap=len(source.rows),
+            total=total,
+        )
+
+    def frame_units(self) -> list[str]:
+        """The texts the base cost is made of: header, then footer."""
+        return [self.source.header + "\n", self.source.footer]
+
+    def set_frame(self, header: int, footer: int) -> None:
+        self.base_tokens = header + (footer if self.source.footer else 0)
+
+    @property
+    def hidden(self) -> int:
+        return self.total - self.shown
+
+    def least(self, shown: int) -> int:
+        """What `shown` rows cost at least: without the notice."""
+        return self.base_tokens + self.rows.sums[shown]
+
+    def tokens(self, shown: int | None = None) -> int:
+        n = self.shown if shown is None else shown
+        return self.base_tokens + self.rows.sums[n] + self.notice.tokens(self.total - n)
+
+    def text(self) -> str:
+        lines = [self.source.header, *self.source.rows[: self.shown]]
+        if self.hidden > 0:
+            lines.append(rows_notice(self.hidden, self.section_id))
+        if self.source.footer:
+            lines.append(self.source.footer)
+        return "\n".join(filter(None, lines))
+
+
+def fit_render_budgets(
+    renders: Sequence[RenderCut], budgets: Sequence[int | None], meter: Meter
+) -> None:
+    """Cap each render at the most rows its own budget allows, measuring as far as needed."""
+    pending = [(r, b) for r, b in zip(renders, budgets, strict=True) if b is not None]
+    while True:
+        waiting = []
+        for render, budget in pending:
+            if render.rows.complete or render.least(render.rows.measured) > budget:
+                top = render.rows.measured
+                render.cap = largest_fitting(top, budget, render.least, render.tokens)
+            else:
+                waiting.append((render, budget))
+        if not waiting:
+            return
+        for render, _ in waiting:
+            meter.ask(render.rows, grow(render.rows.measured))
+        meter.run()
+        pending = waiting
+
+
+def cut_rows(renders: Sequence[RenderCut], room: int, meter: Meter, guess: int) -> None:
+    """Show the most row levels (one row of every view a level) that fit `room`.
+
+    Levels are measured in rounds from the top (`guess` levels first) until the rows
+    measured alone overflow `room` or every row within its cap is measured.
+    """
+    top = max((r.cap for r in renders), default=0)
+
+    def least(level: int) -> int:
+        return sum(r.least(min(level, r.cap)) for r in renders)
+
+    def cost(level: int) -> int:
+        return sum(r.tokens(min(level, r.cap)) for r in renders)
+
+    target = min(top, guess)
+    while True:
+        for render in renders:
+            meter.ask(render.rows, min(target, render.cap))
+        meter.run()
+        if target >= top or least(target) > room:
+            break
+        target = min(top, grow(target))
+    level = largest_fitting(target, room, least, cost)
+    for render in renders:
+        render.shown = min(level, render.cap)
+
+
+def drop_row_level(renders: Sequence[RenderCut]) -> bool:
+    """Leave out the bottom shown row of every render at the deepest level; False if none."""
+    deepest = max((r.shown for r in renders), default=0)
+    if deepest == 0:
+        return False
+    for render in renders:
+        if render.shown == deepest:
+            render.shown -= 1
+    return True

@@ -1,0 +1,145 @@
+"""Settings in tiers: the context's file, the role, then MANIFEST, then Keel's defaults.
+
+The nearest tier that names a key wins it; a key no tier names takes Keel's default. Three
+families live here, each resolved once per use by the stage that needs it:
+
+- the context knobs (`chars`, `maxActive`, `turnChars`, `keep`, `codeTimeoutMs`);
+- section budgets in tokens, by a section's exact id (`render.support_queue`), then its
+  family (`render`), in the role's `sections:` before MANIFEST's;
+- the model's limits (`model:` — window, output reserve, input allocation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from keel.brain.constitution import (
+    DEFAULT_CHARS,
+    DEFAULT_CODE_TIMEOUT_MS,
+    DEFAULT_KEEP,
+    DEFAULT_MAX_ACTIVE,
+    DEFAULT_TURN_CHARS,
+    Manifest,
+)
+from keel.brain.specs import ContextsBudget, ContextSpec, ModelSpec, RoleSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnKnobs:
+    """The knobs that bound a whole turn's contexts."""
+
+    max_active: int
+    turn_chars: int
+    rows: int
+    code_timeout_ms: int
+
+
+def first(*values: int | None, default: int) -> int:
+    """The first value a tier sets, else the default."""
+    for value in values:
+        if value is not None:
+            return value
+    return default
+
+
+def turn_knobs(role: RoleSpec, manifest: Manifest) -> TurnKnobs:
+    """`maxActive`, `turnChars`, `codeTimeoutMs`: role first, then MANIFEST; and state rows."""
+    mine, brain = role.contexts_budget, manifest.contexts
+    return TurnKnobs(
+        max_active=first(mine.max_active, brain.max_active, default=DEFAULT_MAX_ACTIVE),
+        turn_chars=first(mine.turn_chars, brain.turn_chars, default=DEFAULT_TURN_CHARS),
+        rows=manifest.state_rows,
+        code_timeout_ms=first(
+            mine.code_timeout_ms, brain.code_timeout_ms, default=DEFAULT_CODE_TIMEOUT_MS
+        ),
+    )
+
+
+def context_chars(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
+    """A context's `chars`: its own file, then the role, then MANIFEST, then the default."""
+    mine = role.contexts_budget if role is not None else ContextsBudget()
+    return first(context.chars, mine.chars, manifest.contexts.chars, default=DEFAULT_CHARS)
+
+
+def context_keep(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
+    """Turns an inferred link to this context sticks after the turn that made it."""
+    mine = role.contexts_budget if role is not None else ContextsBudget()
+    return first(context.keep, mine.keep, manifest.contexts.keep, default=DEFAULT_KEEP)
+
+
+# ---------------------------------------------------------------------------------------
+# Section budgets and the model's limits
+
+DEFAULT_BUDGETS: Mapping[str, int] = {
+    "sys.time": 40,
+    "identity": 200,
+    "tenancy": 200,
+    "rules": 800,
+    "prompt": 3000,
+    "skill": 1500,
+    "context.catalog": 800,
+    "tool": 400,
+    "render": 800,
+    "history": 4000,
+    "context": 1500,
+    "current": 4000,
+}
+DEFAULT_WINDOW = 128_000
+DEFAULT_OUTPUT_RESERVE = 4_096
+
+
+def family(section_id: str) -> str:
+    """`render.x` → `render`, `skill.3` → `skill`, `context.a@b` → `context`."""
+    if section_id == "context.catalog":
+        return section_id
+    return section_id.split(".", 1)[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SectionBudgets:
+    """Resolves a section's budget (tokens) through the three tiers."""
+
+    role: Mapping[str, int] = field(default_factory=dict)
+    manifest: Mapping[str, int] = field(default_factory=dict)
+    defaults: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_BUDGETS))
+
+    @classmethod
+    def of(cls, role: RoleSpec | None, manifest: Manifest) -> SectionBudgets:
+        return cls(
+            role=dict(role.sections) if role is not None else {},
+            manifest=dict(manifest.sections),
+        )
+
+    def __call__(self, section_id: str) -> int | None:
+        kind = family(section_id)
+        for tier in (self.role, self.manifest):
+            for key in (section_id, kind):
+                if key in tier:
+                    return tier[key]
+        return self.defaults.get(section_id, self.defaults.get(kind))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelLimits:
+    """What the model chain declares: its window, the output reserve, the input allocation."""
+
+    name: str
+    window: int
+    output_reserve: int
+    input_allocation: int
+
+
+def model_limits(role: RoleSpec | None, manifest: Manifest) -> ModelLimits:
+    """The role's `model:`, then MANIFEST's, then defaults; allocation = window - reserve."""
+    mine = role.model if role is not None else ModelSpec()
+    brain = manifest.model
+    window = first(mine.window, brain.window, default=DEFAULT_WINDOW)
+    reserve = first(mine.output_reserve, brain.output_reserve, default=DEFAULT_OUTPUT_RESERVE)
+    allocation = first(mine.input_allocation, brain.input_allocation, default=window - reserve)
+    return ModelLimits(
+        name=mine.name or brain.name or "default",
+        window=window,
+        output_reserve=reserve,
+        input_allocation=allocation,
+    )

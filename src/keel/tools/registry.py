@@ -1,0 +1,146 @@
+"""The tool registry: every agent tool, defined once, found by name.
+
+A `Tool` is one object: what the model sees (name, description, JSON-schema parameters),
+what calling it takes (the capability a role must hold, the risk class that decides
+whether a person must approve), and the function that runs it. The registry is the only
+place a tool is looked up:
+
+- assembly shows a role the tools whose capability it holds (`Registry.for_role`);
+- the agent loop checks each call here again (`Registry.check`): an unknown name, a role
+  without the capability, arguments that were not JSON or do not match the schema are all
+  refused with a reason the model can act on, and never run another tool's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from keel.assemble.values import ToolCall, ToolSpec
+from keel.brain.snapshot import Brain
+from keel.brain.specs import RoleSpec
+from keel.errors import Refused, UsageError
+from keel.link.values import TurnRequest
+from keel.store import Tx
+from keel.store.store import Store
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """What a tool runs against: the brain, the turn's request and role, a transaction."""
+
+    brain: Brain
+    tx: Tx
+    request: TurnRequest
+    role: RoleSpec
+
+
+# A tool's function: the validated arguments in, the text the model reads out; `Refused`
+# (or any `KeelError`) is the model's error result.
+Run = Callable[[ToolContext, Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool(ToolSpec):
+    """One agent tool: its spec (as assembly shows it) and the function that runs it."""
+
+    run: Run
+
+
+class Registry:
+    """Tools by name; a name is registered once."""
+
+    __slots__ = ("_tools", "_validators")
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._validators: dict[str, Validator] = {}
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise UsageError(f"two tools are named {tool.name!r} — give each its own name")
+            self._tools[tool.name] = tool
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def for_role(self, role: RoleSpec) -> tuple[ToolSpec, ...]:
+        """The tools whose capability the role holds (a tool that needs none is open to all)."""
+        return tuple(t for t in self._tools.values() if _allowed(role, t))
+
+    def authorize(self, role: RoleSpec, name: str) -> Tool:
+        """The tool a call names, if the role may call it; `Refused` otherwise."""
+        tool = self._tools.get(name)
+        if tool is None:
+            allowed = ", ".join(t.name for t in self.for_role(role)) or "none"
+            raise Refused(f"there is no tool '{name}' — the tools you can call: {allowed}")
+        if not _allowed(role, tool):
+            raise Refused(
+                f"role '{role.id}' cannot call {name} — add {tool.capability} to its capabilities:"
+            )
+        return tool
+
+    def check(self, role: RoleSpec, call: ToolCall) -> tuple[Tool, Mapping[str, Any]]:
+        """The tool and its arguments, checked; `Refused` says how to call it instead."""
+        tool = self.authorize(role, call.name)
+        if call.problem is not None:
+            raise Refused(f"{call.problem} — call it as {usage(tool)}")
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            validator = self._validators[tool.name] = _validator(tool.parameters)
+        problems = argument_problems(validator, call.arguments)
+        if problems:
+            raise Refused(
+                f"the arguments of {tool.name} do not fit its schema: {'; '.join(problems)} "
+                f"— call it as {usage(tool)}"
+            )
+        return tool, call.arguments
+
+    def execute(
+        self, brain: Brain, store: Store, request: TurnRequest, role: RoleSpec, call: ToolCall
+    ) -> str:
+        """Check a call and run it in a transaction of its own; `Refused` (or another
+        `KeelError`) when it may not run or its tool refuses, and then nothing is written."""
+        tool, arguments = self.check(role, call)
+        with store.transaction() as tx:
+            return tool.run(ToolContext(brain=brain, tx=tx, request=request, role=role), arguments)
+
+
+def _allowed(role: RoleSpec, tool: ToolSpec) -> bool:
+    return not tool.capability or role.can(tool.capability)
+
+
+def argument_problems(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a call's arguments against a tool's schema, in plain words."""
+    found = []
+    for error in sorted(validator.iter_errors(dict(arguments)), key=str):
+        where = ".".join(str(p) for p in error.absolute_path)
+        found.append(f"{where}: {error.message}" if where else error.message)
+    return found
+
+
+def usage(tool: ToolSpec) -> str:
+    """How to call a tool, in one line: `name({"a": string (required), "b": string})`."""
+    properties: Mapping[str, Any] = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", ()))
+    fields = [
+        f'"{name}": {spec.get("type", "value")}' + (" (required)" if name in required else "")
+        for name, spec in properties.items()
+    ]
+    return f"{tool.name}({{{', '.join(fields)}}})"
+
+
+def _validator(schema: Mapping[str, Any]) -> Validator:
+    # jsonschema is imported when a call is first checked, not when Keel is imported.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(dict(schema))

@@ -1,0 +1,156 @@
+"""Preparing one turn: link, read views, render, fit, and record — before any model call.
+
+This is the edge where the pure stages meet the database. Everything the turn writes (its
+number, its input, the links it keeps, its ledger rows, a CLI session's state) goes in one
+transaction, so a turn refused half way leaves nothing behind; its views are read in that
+same transaction. The steps, in order:
+
+1. count the turn and read what the stores hold for this conversation (origins of the
+   messages it replies to, bindings, kept links);
+2. link it (`keel.link`), and log what was refused;
+3. render and fit the linked contexts (`keel.turn.blocks`), and read the role's own state;
+4. read the conversation's history, then record this turn's input;
+5. for a CLI agent's session, work out what it has not been sent yet;
+6. keep the inferred links, expire old ones, and write the ledger.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from keel.assemble.values import Message
+from keel.brain.knobs import turn_knobs
+from keel.brain.snapshot import Brain
+from keel.brain.specs import RoleSpec, ViewRef
+from keel.budget.fit import Fitted
+from keel.link.catalog import catalog
+from keel.link.gather import link_turn
+from keel.link.values import Conversation, LinkResult, Stored, TurnRequest
+from keel.payload.sessions import session_delta
+from keel.state.rows import ViewRows
+from keel.state.views import read_view
+from keel.store import Tx
+from keel.store.store import Store
+from keel.turn.blocks import fit_links
+from keel.turn.ledger import ledger_entries
+from keel.turn.prepared import PreparedTurn, Session
+
+LOG = logging.getLogger("keel.turn")
+# Earlier messages read per turn; older ones only count in history's notice.
+HISTORY_READ = 200
+
+
+def prepare_turn(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    *,
+    session: Session | None = None,
+    before_commit: Callable[[PreparedTurn], None] | None = None,
+) -> PreparedTurn:
+    """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot.
+
+    A `session` matters for a role with `agent: cli` only: its turn sends just what the
+    session has not seen (see `keel.payload.sessions`). `before_commit` sees the prepared
+    turn inside its transaction; whatever it raises undoes everything the turn wrote.
+    """
+    conversation = request.conversation
+    with store.transaction() as tx:
+        stored = _stored(tx, request)
+        result = link_turn(brain, request, stored)
+        _log_link(conversation, stored.turn, result)
+        role = brain.roles[result.role]
+        fitted = fit_links(brain, role, result.links, tx.connection)
+        renders = _renders(brain, role, tx)
+        history, older = _history(tx, conversation, stored.turn)
+        if request.input:
+            tx.record_message(
+                conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+            )
+        session_text = _session_text(tx, role, fitted, session)
+        tx.keep(conversation, result.keep)
+        tx.expire(conversation, stored.turn)
+        tx.record_ledger(ledger_entries(request, stored.turn, result.role, fitted))
+        prepared = PreparedTurn(
+            turn=stored.turn,
+            role=result.role,
+            attached=fitted.attached,
+            stubs=fitted.stubs,
+            refused=result.refused,
+            catalog=catalog(brain, role),
+            pins=result.pins,
+            log=result.log,
+            renders=renders,
+            history=history,
+            history_older=older,
+            session_text=session_text,
+        )
+        if before_commit is not None:
+            before_commit(prepared)
+    return prepared
+
+
+def _stored(tx: Tx, request: TurnRequest) -> Stored:
+    """Count the turn, and read what the stores hold that bears on it."""
+    conversation = request.conversation
+    origins = (
+        tx.origins(conversation.bot, conversation.chat, request.reply_to)
+        if request.reply_to
+        else ()
+    )
+    return Stored(
+        turn=tx.next_turn(conversation),
+        origins=origins,
+        bindings=tx.bindings_here(conversation),
+        kept=tx.kept(conversation),
+    )
+
+
+def _renders(brain: Brain, role: RoleSpec, tx: Tx) -> tuple[ViewRows, ...]:
+    """The role's own state views, those no context claims (a claimed view travels with it)."""
+    rows = turn_knobs(role, brain.manifest).rows
+    return tuple(
+        read_view(tx.connection, ViewRef(view=view), None, limit=rows)
+        for view in role.state
+        if view not in brain.claimed_views
+    )
+
+
+def _history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
+    """The newest earlier messages, and how many older ones were not even read."""
+    history = tx.history(conversation, before_turn=turn, limit=HISTORY_READ)
+    if len(history) < HISTORY_READ:
+        return history, 0
+    return history, tx.history_count(conversation, before_turn=turn) - len(history)
+
+
+def _session_text(tx: Tx, role: RoleSpec, fitted: Fitted, session: Session | None) -> str | None:
+    """For a CLI agent's session: the contexts' delta, with the session's state saved."""
+    if session is None or role.agent != "cli":
+        return None
+    text, state = session_delta(
+        tx.session_state(session.id), fitted.attached, compacted=session.compacted
+    )
+    tx.save_session(session.id, state)
+    return text
+
+
+def _log_link(conversation: Conversation, turn: int, result: LinkResult) -> None:
+    """Refused links (another tenant's key, a bad attach) and dropped entries, for operators."""
+    where = f"{conversation.bot}/{conversation.chat}" + (
+        f"/{conversation.thread}" if conversation.thread else ""
+    )
+    for refusal in result.refused:
+        key = f"@{refusal.entity}" if refusal.entity is not None else ""
+        LOG.warning(
+            "turn %s in %s: %s link to %s%s refused: %s",
+            turn,
+            where,
+            refusal.kind,
+            refusal.context,
+            key,
+            refusal.reason,
+        )
+    for line in result.log:
+        LOG.info("turn %s in %s: %s", turn, where, line)

@@ -1,0 +1,81 @@
+"""What a prepared turn is: the contexts it carries, what it left out, and why.
+
+A `PreparedTurn` is the result of preparation (see `keel.turn.prepare`), before any model
+call. Its `to_json()` is the shape `keel turn --json` prints and the service answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from keel.assemble.values import Message
+from keel.budget.fit import Attached, Stub
+from keel.link.values import Refusal
+from keel.state.rows import ViewRows
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    """A CLI agent's session: it keeps what it was sent, until it compacts its context."""
+
+    id: str
+    compacted: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreparedTurn:
+    """What one turn carries: attached blocks, stubs, refusals, the catalog."""
+
+    turn: int
+    role: str
+    attached: tuple[Attached, ...]
+    stubs: tuple[Stub, ...]
+    refused: tuple[Refusal, ...]
+    catalog: tuple[tuple[str, str], ...]
+    pins: dict[str, str | None]
+    log: tuple[str, ...] = ()
+    # The role's own state views (those no context claims), read for this turn.
+    renders: tuple[ViewRows, ...] = ()
+    # The conversation's earlier messages, oldest first, and how many older ones were not read.
+    history: tuple[Message, ...] = ()
+    history_older: int = 0
+    # For a CLI agent's session: what this turn sends of its contexts (None: everything).
+    session_text: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `keel turn --json` shape."""
+        return {
+            "turn": self.turn,
+            "role": self.role,
+            "attached": [
+                {
+                    "context": a.link.context,
+                    "feature": a.link.feature,
+                    "entity": a.link.entity,
+                    "link": a.link.kind,
+                    "chars": a.block.chars,
+                }
+                for a in self.attached
+            ],
+            "stubbed": [
+                {
+                    "context": s.link.context,
+                    "entity": s.link.entity,
+                    "link": s.link.kind,
+                    "knob": s.knob,
+                    "text": s.text,
+                }
+                for s in self.stubs
+            ],
+            "refused": [
+                {"context": r.context, "entity": r.entity, "link": r.kind, "reason": r.reason}
+                for r in self.refused
+            ],
+            "catalog": [{"context": c, "description": d} for c, d in self.catalog],
+            "blocks": [
+                {"context": a.link.context, "entity": a.link.entity, "text": a.block.text}
+                for a in self.attached
+            ],
+            "warnings": list(self.log),
+        }

@@ -1,0 +1,139 @@
+"""`Engine`: one object for a brain, its database, its counter and its tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from keel.assemble.values import ModelStep, ToolCall
+from keel.errors import FitOverflow, Refused, UsageError
+from keel.link.values import Conversation, RunRef, TurnRequest
+from keel.runtime.engine import Engine
+from keel.runtime.models import OpenAIChatModel
+from keel.testing import ScriptedModel
+from tests.runtime.driver import copy_reference
+
+NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+ACME = Conversation(bot="nova", chat="tg:chat:-1002000000101")
+OWNER = Conversation(bot="nova", chat="tg:user:1")
+FORUM = "tg:chat:-1003000000001"
+
+
+@pytest.fixture
+def engine(tmp_path: Path, database_url: str) -> Iterator[Engine]:
+    brain = copy_reference(tmp_path / "brain")
+    with Engine(brain, database_url, watch=False) as engine:
+        if not database_url.startswith("sqlite"):
+            engine.apply_state()
+        yield engine
+
+
+def turn(conversation: Conversation, **fields: object) -> TurnRequest:
+    return TurnRequest(conversation=conversation, now=NOW, **fields)  # type: ignore[arg-type]
+
+
+def test_prepare_records_a_turn_and_assembles_its_input(engine: Engine) -> None:
+    prepared, assembly = engine.prepare(turn(ACME, input="When does our retainer renew?"))
+    assert [(a.link.context, a.link.entity, a.link.kind) for a in prepared.attached] == [
+        ("client", "acme", "chat")
+    ]
+    assert assembly.fit.ok
+    assert "Acme Corporation" in assembly.tail_text
+    again, _ = engine.prepare(turn(ACME))
+    assert again.turn == prepared.turn + 1
+
+
+def test_run_answers_with_the_model_and_runs_its_tools(engine: Engine) -> None:
+    scripted = ScriptedModel(
+        [
+            ModelStep(
+                calls=(ToolCall(id="c1", name="context_open", arguments={"name": "client"}),)
+            ),
+            ModelStep(text="It renews on 30 September."),
+        ]
+    )
+    outcome = engine.run(
+        turn(ACME, input="renewal?"), OpenAIChatModel(client=scripted.openai_client())
+    )
+    assert outcome.reply == "It renews on 30 September."
+    assert "Acme Corporation" in scripted.requests[1].body["messages"][-1]["content"]
+
+
+def test_a_send_carries_its_origin_and_a_reply_brings_it_back(engine: Engine) -> None:
+    beat = RunRef(kind="heartbeat", id="evening-film")
+    with pytest.raises(Refused, match="could only come back keyed"):
+        engine.send(OWNER, "Tonight: Whiplash", run=beat, at=NOW)
+    origin = engine.send(
+        OWNER, "Tonight: Whiplash", run=beat, about_entity="tt2582802", message_id="m1", at=NOW
+    )
+    assert origin.feature == "coach"
+    prepared, _ = engine.prepare(turn(OWNER, dm=True, reply_to=("m1",), input="8/10"))
+    assert [(a.link.context, a.link.entity, a.link.kind) for a in prepared.attached] == [
+        ("rating", "tt2582802", "reply")
+    ]
+
+
+def test_bind_and_unbind_are_the_tools_as_the_chats_role_calls_them(engine: Engine) -> None:
+    said = engine.bind(context="ticket", entity="T-481", chat=FORUM, thread="77", bot="desk")
+    assert said == f"bound ticket in {FORUM} thread 77"
+    prepared, _ = engine.prepare(turn(Conversation(bot="desk", chat=FORUM, thread="77")))
+    assert [(a.link.context, a.link.entity) for a in prepared.attached] == [("ticket", "T-481")]
+    with pytest.raises(Refused, match="cannot call context_bind — add context:bind"):
+        engine.bind(context="client", entity="globex", chat=ACME.chat, bot="nova")
+    assert engine.unbind(context="ticket", chat=FORUM, thread="77", bot="desk") == (
+        f"unbound ticket in {FORUM} thread 77"
+    )
+    with pytest.raises(Refused, match="no binding of 'ticket' made by context_bind here"):
+        engine.unbind(context="ticket", chat=FORUM, thread="77", bot="desk")
+
+
+def test_open_reads_a_context_as_the_agent_would_and_holds_the_pin(engine: Engine) -> None:
+    text = engine.open(turn(ACME), "client")
+    assert 'entity="acme"' in text
+    with pytest.raises(Refused, match="bound to client 'acme'"):
+        engine.open(turn(ACME), "client", "globex")
+
+
+def test_doctor_checks_the_brain_and_its_views(engine: Engine) -> None:
+    report = engine.doctor()
+    assert not report.failed
+    assert not [f for f in report.findings if f.check == "view.unchecked"]
+
+
+def test_doctor_without_a_database_says_it_did_not_look(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    url = "postgresql+psycopg://nobody@127.0.0.1:1/none"
+    with Engine(brain, url, watch=False) as engine:
+        report = engine.doctor()
+    (note,) = [f for f in report.findings if f.check == "view.unchecked"]
+    assert "cannot reach the database" in note.message
+
+
+def test_an_edited_context_reaches_the_next_turn(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    manifest = brain / "constitution" / "MANIFEST.yaml"
+    manifest.write_text(manifest.read_text().replace("context: 2", "context: 0"))
+    policy = brain / "features" / "returns" / "policy.context.md"
+    with Engine(brain, watch=False) as engine:
+        assert "Shipping back is free" not in engine.open(turn(OWNER, role="support"), "policy")
+        policy.write_text(policy.read_text() + "\nShipping back is free this week.\n")
+        assert "Shipping back is free" in engine.open(turn(OWNER, role="support"), "policy")
+
+
+def test_a_turn_that_cannot_fit_records_nothing(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    manifest = brain / "constitution" / "MANIFEST.yaml"
+    manifest.write_text(manifest.read_text().replace("window: 200000", "window: 8100"))
+    with Engine(brain, watch=False) as engine:
+        with pytest.raises(FitOverflow):
+            engine.prepare(turn(ACME))
+        with engine.store.transaction() as tx:
+            assert tx.current_turn(ACME) == 0
+
+
+def test_a_path_that_is_not_a_brain_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such directory"):
+        Engine(tmp_path / "nowhere")
