@@ -56,9 +56,7 @@ def inputs(**kw: object) -> AssemblyInputs:
         "tools": (CONTEXT_OPEN,),
         "renders": (view("queue", 5),),
         "history": chat(4),
-        "contexts": (
-            ("context.ticket@T-1", '<feature-context context="ticket">x</feature-context>'),
-        ),
+        "contexts": (("context.ticket@T-1", '<context name="ticket">x</context>'),),
     }
     base.update(kw)
     return AssemblyInputs(**base)  # type: ignore[arg-type]
@@ -102,9 +100,9 @@ def test_each_section_records_text_budget_and_measured_size() -> None:
 
 def test_feature_contexts_ride_the_tail_never_the_system_prompt() -> None:
     assembly = build()
-    assert "feature-context" not in assembly.system_text
-    assert "feature-context" not in assembly.state_text
-    assert assembly.tail_text.startswith('<feature-context context="ticket">')
+    assert "<context" not in assembly.system_text
+    assert "<context" not in assembly.state_text
+    assert assembly.tail_text.startswith('<context name="ticket">')
     assert assembly.tail_text.endswith("What is the status of my order?")
 
 
@@ -115,7 +113,8 @@ def test_a_render_over_budget_is_clipped_by_rows_with_a_notice() -> None:
     assert render.used_tokens <= 120
     shown = render.text.count("| open |")
     assert 0 < shown < 40
-    assert f"({40 - shown} more rows not shown; raise sections.render.queue" in render.text
+    assert f"({40 - shown} more rows not shown)\n</agent-state>" in render.text
+    assert render.warnings == (f"{40 - shown} rows not shown — raise sections.render.queue",)
     assert render.text.endswith("</agent-state>")
 
 

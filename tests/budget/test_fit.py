@@ -19,12 +19,13 @@ def knobs(max_active: int = 3, turn_chars: int = 12000) -> TurnKnobs:
 def test_past_max_active_the_weakest_are_stubbed() -> None:
     links = [link("a"), link("b", "chat"), link("c", "ask")]
     blocks = {k.pair: Block(text="x" * 10) for k in links}
-    fitted = fit_turn(
-        links, lambda k: blocks.get(k.pair), knobs(max_active=2), can_open=True, chars_of={}
-    )
+    fitted = fit_turn(links, lambda k: blocks.get(k.pair), knobs(max_active=2), can_open=True)
     assert [a.link.context for a in fitted.attached] == ["a", "b"]
     assert [(s.link.context, s.knob) for s in fitted.stubs] == [("c", "contexts.maxActive")]
-    assert 'context_open("c") to read it' in fitted.stubs[0].text
+    assert fitted.stubs[0].text == (
+        '<context-stub name="c">left out for room; context_open("c") reads it</context-stub>'
+    )
+    assert "maxActive" not in fitted.stubs[0].text, "the knob is the operator's, not the model's"
 
 
 def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
@@ -34,22 +35,22 @@ def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
         links[1].pair: Block(text="x" * 60),
         links[2].pair: Block(text="x" * 30),
     }
-    fitted = fit_turn(
-        links, lambda k: blocks.get(k.pair), knobs(turn_chars=100), can_open=False, chars_of={}
-    )
+    fitted = fit_turn(links, lambda k: blocks.get(k.pair), knobs(turn_chars=100), can_open=False)
     assert [a.link.context for a in fitted.attached] == ["a", "small"]
     assert fitted.stubs[0].knob == "contexts.turnChars"
-    assert "raise contexts.turnChars to attach it" in fitted.stubs[0].text
+    assert fitted.stubs[0].text.endswith(">left out for room</context-stub>")
+    assert "context_open" not in fitted.stubs[0].text, "a role that cannot open is not told to"
     assert fitted.chars == 90
 
 
 def test_a_context_too_big_for_its_own_chars_names_chars() -> None:
     links = [link("a", entity="T-1")]
-    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=True, chars_of={"a": 500})
+    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=True)
     assert fitted.attached == ()
     assert fitted.stubs[0].knob == "chars"
-    assert "do not fit its chars (500)" in fitted.stubs[0].text
-    assert 'entity="T-1"' in fitted.stubs[0].text
+    assert fitted.stubs[0].text == (
+        '<context-stub name="a" entity="T-1">left out: too large to attach</context-stub>'
+    )
 
 
 def test_no_views_are_read_for_links_past_max_active() -> None:
@@ -60,6 +61,6 @@ def test_no_views_are_read_for_links_past_max_active() -> None:
         rendered.append(k.context)
         return Block(text="x")
 
-    fitted = fit_turn(links, render, knobs(max_active=2), can_open=True, chars_of={})
+    fitted = fit_turn(links, render, knobs(max_active=2), can_open=True)
     assert rendered == ["a", "b"]
     assert [s.knob for s in fitted.stubs] == ["contexts.maxActive"] * 4

@@ -23,10 +23,8 @@ def rows(n: int, *, total: int | None = None, view: str = "v", by: str | None = 
 
 def block(views: list[ViewRows], chars: int = 3000, entity: str | None = "T-1") -> str | None:
     rendered = render_block(
-        feature="support",
         context="ticket",
         entity=entity,
-        link="chat",
         instructions=RULES,
         views=views,
         chars=chars,
@@ -34,13 +32,13 @@ def block(views: list[ViewRows], chars: int = 3000, entity: str | None = "T-1") 
     return None if rendered is None else rendered.text
 
 
-def test_a_block_names_feature_entity_and_link_with_one_section_per_view() -> None:
+def test_a_block_names_its_context_and_entity_with_one_section_per_view() -> None:
     text = block([rows(2, view="card", by="ticket_id")])
     assert text == (
-        '<feature-context feature="support" context="ticket" entity="T-1" link="chat">\n'
-        "<instructions>\nQuote the SLA from the card.\n</instructions>\n"
-        '<view name="card" by="ticket_id">\nid | note\nr0 | note 0\nr1 | note 1\n</view>\n'
-        "</feature-context>"
+        '<context name="ticket" entity="T-1">\n'
+        "Quote the SLA from the card.\n"
+        '<view name="card">\nid | note\nr0 | note 0\nr1 | note 1\n</view>\n'
+        "</context>"
     )
 
 
@@ -65,7 +63,7 @@ def test_a_view_that_cannot_show_a_row_is_stubbed_in_place() -> None:
     big = ViewRows(view="big", columns=("x",), rows=(("y" * 500,),), total=1)
     text = block([big, rows(1, view="small")], chars=420)
     assert text is not None
-    assert '<view name="big">not shown: its rows do not fit' in text
+    assert '<view name="big">1 row, not shown: no room left in this context</view>' in text
     assert '<view name="small">\nid | note\nr0 | note 0\n</view>' in text
 
 
@@ -76,7 +74,7 @@ def test_instructions_over_chars_give_no_block() -> None:
 def test_a_view_with_a_problem_says_why() -> None:
     text = block([ViewRows(view="card", by="ticket_id", problem="could not be read: no table")])
     assert text is not None
-    assert '<view name="card" by="ticket_id">could not be read: no table</view>' in text
+    assert '<view name="card">could not be read: no table</view>' in text
 
 
 def test_an_empty_view_says_so() -> None:

@@ -52,7 +52,7 @@ def test_each_format_prints_its_providers_request(tmp_path: Path) -> None:
     _, out = turn(brain, "--input", "hi", "--format", "anthropic")
     anthropic = json.loads(out)
     assert anthropic["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert "feature-context feature=" not in json.dumps(anthropic["system"])
+    assert "<context name=" not in json.dumps(anthropic["system"])
     _, out = turn(brain, "--input", "hi", "--format", "responses")
     assert "instructions" in json.loads(out)
 

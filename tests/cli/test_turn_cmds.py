@@ -245,7 +245,7 @@ def test_the_human_output_names_what_attached_and_prints_the_blocks(keel: Keel) 
         r"client\s+globex\s+ask\s+refused: this chat is bound to client 'acme'", out
     ), out
     assert "- client: This client's account" in out
-    assert '<feature-context feature="agency" context="client" entity="acme" link="chat">' in out
+    assert '<context name="client" entity="acme">' in out
     assert "acme | Acme Corporation | Wile Coyote" in out
 
 

@@ -34,27 +34,38 @@ def tail(brain: Path, *args: str) -> str:
     return "\n".join(s["text"] for s in sections if s["id"].startswith("context."))
 
 
+# The first words of the largo contexts' instructions: whole blocks carry them.
+FILM = "On the beat, choose tonight's film"
+MOOD = "Every message from Largo keeps the week's mood"
+CHECKIN = "Ask how the owner slept"
+
+
 def test_a_session_gets_each_block_once_then_changes_then_withdrawals(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
     film = ("--run", "heartbeat:film-of-day", "--session", "s1")
     first = tail(brain, *film)
-    assert '<feature-context feature="largo" context="film"' in first
-    assert "<instructions>\n" in first
+    assert '<context name="film"' in first
+    assert FILM in first
+    assert MOOD in first
 
     again = tail(brain, *film)
-    assert "<instructions unchanged/>" in again
-    assert "<instructions>\n" not in again
+    assert again.count("(instructions as sent before)") == 2
+    assert FILM not in again
 
     checkin = tail(brain, "--run", "heartbeat:morning-checkin", "--session", "s1")
-    assert '<feature-context-withdrawn context="film"' in checkin
-    assert 'context="checkin"' in checkin
+    assert '<context-withdrawn name="film"' in checkin
+    assert '<context name="checkin"' in checkin
+    assert CHECKIN in checkin
 
     compacted = tail(brain, "--run", "heartbeat:morning-checkin", "--session", "s1", "--compacted")
-    assert compacted.count("<instructions>\n") == 2, "after a compaction everything again"
+    assert CHECKIN in compacted, "after a compaction everything again"
+    assert MOOD in compacted
+    assert "(instructions as sent before)" not in compacted
 
 
 def test_without_a_session_a_cli_role_gets_whole_blocks(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
     for _ in range(2):
         text = tail(brain, "--run", "heartbeat:film-of-day")
-        assert "<instructions>\n" in text
+        assert FILM in text
+        assert "(instructions as sent before)" not in text

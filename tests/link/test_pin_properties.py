@@ -51,7 +51,9 @@ ROOMS = {
 CLIENTS = ("acme", "globex", "initech")
 # A role that admits every context and holds every capability: the widest door in.
 ANYONE = "---\ncontexts: ['*']\ncapabilities: ['*']\n---\nYou help anyone.\n"
-KEYED_VIEW = re.compile(r'<view name="([^"]+)" by="client_slug">\n(.*?)</view>', re.DOTALL)
+# The reference brain's views filtered by the client's key.
+KEYED_VIEWS = ("agency_client_card",)
+KEYED_VIEW = re.compile(rf'<view name="({"|".join(KEYED_VIEWS)})">\n(.*?)</view>', re.DOTALL)
 MARKER = re.compile(r"^\(\d+ more rows? not shown\)$")
 
 
@@ -62,6 +64,8 @@ def agency(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Brain, En
     (root / "features" / "agency" / "anyone.agent.md").write_text(ANYONE, encoding="utf-8")
     brain = load_brain(root)
     assert brain.skips == ()
+    by_client = {v.view for c in brain.contexts.values() for v in c.data if v.by == "client_slug"}
+    assert by_client == set(KEYED_VIEWS), "KEYED_VIEWS names every client-keyed view"
     engine = connect(f"sqlite:///{(root.parent / 'state.db').as_posix()}", brain)
     yield brain, engine
     engine.dispose()
@@ -195,5 +199,5 @@ def test_the_check_sees_another_clients_rows_where_no_pin_holds(
         open=(ReachEntry(context="client", entity="globex"),),
     )
     result = link_turn(brain, request, Stored(turn=1))
-    (text,) = [t for t in render(brain, engine, result) if 'context="client"' in t]
+    (text,) = [t for t in render(brain, engine, result) if 'name="client"' in t]
     assert [row.split(" | ")[:2] for row in foreign_rows(text, "acme")] == [["globex", "Globex"]]

@@ -57,7 +57,7 @@ LOOKUP = ToolSpec(
     },
 )
 OPEN = ToolSpec(name="context_open", description="Open a feature context.", parameters={})
-CONTEXT_BLOCK = '<feature-context name="ticket" feature="support" entity="T-7" link="reply">'
+CONTEXT_BLOCK = '<context name="ticket" entity="T-7">'
 
 
 def turn(
@@ -88,7 +88,7 @@ def turn(
         Section(
             id="context.ticket@T-7",
             place="tail",
-            text=f"{CONTEXT_BLOCK}\nOpen since Monday.\n</feature-context>",
+            text=f"{CONTEXT_BLOCK}\nOpen since Monday.\n</context>",
             used_tokens=20,
         ),
         Section(id="current", place="tail", text=tail, used_tokens=9),

@@ -27,10 +27,8 @@ def attached(
     """A context rendered for real; each view shows one `note` column of the rows given."""
     shown = {"card": ["open"], "log": ["called"]} if views is None else views
     block = render_block(
-        feature="support",
         context=context,
         entity=entity,
-        link="chat",
         instructions=rules,
         views=[
             ViewRows(view=name, columns=("note",), rows=tuple((r,) for r in rs), total=len(rs))
@@ -68,10 +66,10 @@ def test_an_unchanged_context_sends_its_tags_and_two_notes() -> None:
     _, state = session_delta(EMPTY, [item], compacted=False)
     text, again = session_delta(state, [item], compacted=False)
     assert text == (
-        '<feature-context feature="support" context="ticket" entity="T-1" link="chat">\n'
-        "<instructions unchanged/>\n"
-        '<views unchanged="card, log"/>\n'
-        "</feature-context>"
+        '<context name="ticket" entity="T-1">\n'
+        "(instructions as sent before)\n"
+        "(unchanged views: card, log)\n"
+        "</context>"
     )
     assert again == state
 
@@ -82,10 +80,10 @@ def test_only_the_view_that_changed_is_sent_again() -> None:
     text, state = session_delta(state, [changed], compacted=False)
     assert text == (
         changed.block.head
-        + "<instructions unchanged/>\n"
+        + "(instructions as sent before)\n"
         + part(changed, "card")
-        + '<views unchanged="log"/>\n'
-        + "</feature-context>"
+        + "(unchanged views: log)\n"
+        + "</context>"
     )
     assert "closed" in text
     assert "called" not in text
@@ -97,7 +95,7 @@ def test_instructions_edited_since_they_were_sent_are_sent_again() -> None:
     edited = attached(rules="Quote the SLA, then the owner.")
     text, _ = session_delta(state, [edited], compacted=False)
     assert part(edited, "instructions") in text
-    assert "<instructions unchanged/>" not in text
+    assert "(instructions as sent before)" not in text
 
 
 def test_instructions_the_session_has_not_seen_are_sent_whatever_their_hash() -> None:
@@ -115,7 +113,7 @@ def test_instructions_the_session_has_not_seen_are_sent_whatever_their_hash() ->
     )
     text, state = session_delta(seen_views_only, [item], compacted=False)
     assert RULES in text
-    assert '<views unchanged="card, log"/>' in text
+    assert "(unchanged views: card, log)" in text
     assert state.contexts[0].instructions_sent
 
 
@@ -124,7 +122,7 @@ def test_a_view_new_to_the_context_is_sent_and_one_gone_is_forgotten() -> None:
     item = attached(views={"card": ["open"], "queue": ["3 waiting"]})
     text, state = session_delta(state, [item], compacted=False)
     assert part(item, "queue") in text
-    assert '<views unchanged="card"/>' in text
+    assert "(unchanged views: card)" in text
     assert [name for name, _ in state.contexts[0].views] == ["card", "queue"]
 
 
@@ -133,12 +131,12 @@ def test_a_context_no_longer_attached_is_withdrawn_in_one_line_and_forgotten() -
     _, state = session_delta(EMPTY, [attached(), kb], compacted=False)
     text, state = session_delta(state, [kb], compacted=False)
     assert text.split("\n\n") == [
-        '<feature-context-withdrawn context="ticket" entity="T-1"/>',
+        '<context-withdrawn name="ticket" entity="T-1"/>',
         session_delta(state, [kb], compacted=False)[0],
     ]
     assert [c.pair for c in state.contexts] == [("kb", None)]
     text, state = session_delta(state, [], compacted=False)
-    assert text == '<feature-context-withdrawn context="kb"/>'
+    assert text == '<context-withdrawn name="kb"/>'
     assert state == EMPTY
 
 
@@ -148,9 +146,9 @@ def test_withdrawals_come_first_sorted_then_blocks_in_the_order_attached() -> No
     second, first = attached("b", None), attached("a", None)
     text, state = session_delta(state, [second, first], compacted=False)
     assert text.split("\n\n") == [
-        '<feature-context-withdrawn context="alpha"/>\n'
-        '<feature-context-withdrawn context="alpha" entity="x&quot;y"/>\n'
-        '<feature-context-withdrawn context="zeta"/>',
+        '<context-withdrawn name="alpha"/>\n'
+        '<context-withdrawn name="alpha" entity="x&quot;y"/>\n'
+        '<context-withdrawn name="zeta"/>',
         second.block.text,
         first.block.text,
     ]
@@ -181,7 +179,7 @@ def test_nothing_attached_and_nothing_to_withdraw_sends_nothing() -> None:
 
 def test_a_block_without_its_pieces_is_always_sent_whole() -> None:
     link = Link(context="note", entity=None, kind="code", feature="support")
-    item = Attached(link=link, block=Block(text="<feature-context>x</feature-context>"))
+    item = Attached(link=link, block=Block(text="<context>x</context>"))
     _, state = session_delta(EMPTY, [item], compacted=False)
     assert session_delta(state, [item], compacted=False)[0] == item.block.text
 

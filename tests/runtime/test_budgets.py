@@ -176,7 +176,7 @@ def test_a_view_that_cannot_show_one_row_is_stubbed_in_place(open_shop: OpenShop
     assert len(text) <= 500
     assert "Quote the manual." in text
     assert re.fullmatch(
-        r"not shown: its rows do not fit within this context's chars \(500\); 1 rows",
+        r"1 row, not shown: no room left in this context",
         view_stub(text, "shop_manual"),
     )
 
@@ -193,7 +193,7 @@ def test_instructions_over_chars_make_a_stub_naming_chars(open_shop: OpenShop) -
     turn = shop.turn(role="clerk")
     assert turn.attached == ()
     assert stubs(turn) == [("stock", "always", "chars")]
-    assert "its instructions do not fit its chars (120)" in turn.stubs[0].text
+    assert turn.stubs[0].text.endswith(">left out: too large to attach</context-stub>")
     # Instructions are never cut mid-text: not even their first words ride the turn.
     assert "Never sell" not in turn.stubs[0].text
 
@@ -207,8 +207,8 @@ def test_past_max_active_the_weakest_links_are_stubbed(open_shop: OpenShop) -> N
         ("stock", "always", "contexts.maxActive"),
     ]
     for stub in turn.stubs:
-        assert "not attached — budget (contexts.maxActive)" in stub.text
-        assert f'context_open("{stub.link.context}") to read it' in stub.text
+        assert f'left out for room; context_open("{stub.link.context}") reads it' in stub.text
+        assert "maxActive" not in stub.text
 
 
 def test_past_turn_chars_the_weakest_link_is_stubbed(open_shop: OpenShop) -> None:
@@ -217,7 +217,7 @@ def test_past_turn_chars_the_weakest_link_is_stubbed(open_shop: OpenShop) -> Non
     assert attached(turn) == [("restock", "run"), ("notes", "ask")]
     assert sum(a.block.chars for a in turn.attached) <= 600
     assert stubs(turn) == [("stock", "always", "contexts.turnChars")]
-    assert 'context_open("stock") to read it' in turn.stubs[0].text
+    assert 'context_open("stock") reads it' in turn.stubs[0].text
 
 
 @pytest.mark.parametrize(
@@ -227,15 +227,15 @@ def test_past_turn_chars_the_weakest_link_is_stubbed(open_shop: OpenShop) -> Non
         pytest.param({"turn_chars": 400}, "contexts.turnChars", id="turnChars"),
     ],
 )
-def test_a_role_without_context_read_is_told_which_knob_to_raise(
+def test_a_role_without_context_read_is_told_only_that_it_was_left_out(
     open_shop: OpenShop, knobs: dict[str, int], knob: str
 ) -> None:
     shop = open_shop(**{"constitution/MANIFEST.yaml": manifest(**knobs)})
     turn = shop.turn(role="mute", run=RESTOCK)
     assert attached(turn) == [("restock", "run")]
     assert stubs(turn) == [("stock", "always", knob)]
-    assert f"raise {knob} to attach it" in turn.stubs[0].text
-    assert "context_open" not in turn.stubs[0].text
+    assert turn.stubs[0].text.endswith(">left out for room</context-stub>")
+    assert knob not in turn.stubs[0].text, "the knob is for the operator"
     assert turn.catalog == ()
 
 

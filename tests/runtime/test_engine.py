@@ -126,7 +126,8 @@ def test_an_edited_context_reaches_the_next_turn(tmp_path: Path) -> None:
 def test_a_turn_that_cannot_fit_records_nothing(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
     manifest = brain / "constitution" / "MANIFEST.yaml"
-    manifest.write_text(manifest.read_text().replace("window: 200000", "window: 8100"))
+    text = manifest.read_text().replace("window: 200000", "window: 8100")
+    manifest.write_text(text.replace("input_allocation: 150000", "input_allocation: 100"))
     with Engine(brain, watch=False) as engine:
         with pytest.raises(FitOverflow):
             engine.prepare(turn(ACME))

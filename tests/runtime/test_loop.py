@@ -57,7 +57,7 @@ def test_a_tool_call_is_answered_and_the_next_request_carries_its_result(
     assert second[-1]["role"] == "tool"
     assert "Eligibility. Unworn items" in second[-1]["content"]
     system = [m["content"] for m in second if m["role"] == "system"]
-    assert all("<feature-context feature=" not in text for text in system)
+    assert all("<context name=" not in text for text in system)
     with store.transaction() as tx:
         history = tx.history(SHOPPER, before_turn=outcome.prepared.turn + 1)
     assert [(m.role, m.text) for m in history] == [
@@ -135,7 +135,8 @@ BAD_RESULTS = (
     r"refused: the arguments are not JSON .* — call it as context_open\(\{\"name\": string "
     r"\(required\), \"entity\": string\}\)",
     r"refused: the arguments are not a JSON object",
-    r"refused: there is no tool 'delete_everything' — the tools you can call: context_open$",
+    r"refused: there is no tool 'delete_everything' — the tools you can call: context_open\. "
+    r"Tell the person plainly; do not try another way around it\.$",
     r"refused: the arguments of context_open do not fit its schema: "
     r"'name' is a required property; Additional properties are not allowed \('nme' was unexpected\)",
     r"refused: the arguments of context_open do not fit its schema: name: 7 is not of type 'string'",

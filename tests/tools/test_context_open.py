@@ -39,7 +39,7 @@ def test_open_in_a_pinned_room_answers_with_the_bound_clients_rows(
 ) -> None:
     request = TurnRequest(conversation=ACME, now=NOW)
     text = opened(brain, store, request, ReachEntry(context="client"))
-    assert 'context="client" entity="acme"' in text
+    assert 'name="client" entity="acme"' in text
     assert "Acme Corporation" in text
     assert "Globex" not in text
     with pytest.raises(Refused, match="bound to client 'acme'"):
@@ -53,7 +53,7 @@ def test_an_open_rides_the_next_keep_turns(brain: Brain, store: Store) -> None:
         tx.next_turn(desk)
         text = open_context(brain, tx, request, ReachEntry(context="policy"))
         kept = tx.kept(desk)
-    assert text.startswith('<feature-context feature="returns" context="policy"')
+    assert text.startswith('<context name="policy"')
     assert [(k.context, k.kind, k.until_turn) for k in kept] == [("policy", "ask", 4)]
 
 

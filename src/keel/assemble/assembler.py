@@ -114,7 +114,11 @@ def _render_section(cut: RenderCut, budget: int | None) -> Section:
         used_tokens=cut.tokens(),
         budget_tokens=budget,
         clipped=cut.hidden > 0,
-        warnings=(f"{cut.hidden} rows not shown",) if cut.hidden > 0 else (),
+        warnings=(
+            (f"{cut.hidden} rows not shown — raise sections.{cut.section_id}",)
+            if cut.hidden > 0
+            else ()
+        ),
     )
 
 

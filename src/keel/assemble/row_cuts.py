@@ -24,9 +24,11 @@ class RenderInput:
     total: int | None = None  # rows the view holds in all, when more were not fetched
 
 
-def rows_notice(hidden: int, section_id: str) -> str:
+def rows_notice(hidden: int) -> str:
+    """What a render shows in place of the rows it left out; the knob to raise is for the
+    operator, in the section's warning."""
     noun = "row" if hidden == 1 else "rows"
-    return f"({hidden} more {noun} not shown; raise sections.{section_id} to see more)"
+    return f"({hidden} more {noun} not shown)"
 
 
 @dataclass(slots=True)
@@ -50,9 +52,7 @@ class RenderCut:
             source=source,
             section_id=section_id,
             rows=Measured([f"{row}\n" for row in source.rows]),
-            notice=Notices(
-                text=lambda n: rows_notice(n, section_id) + "\n", count=count, most=total
-            ),
+            notice=Notices(text=lambda n: rows_notice(n) + "\n", count=count, most=total),
             cap=len(source.rows),
             total=total,
         )
@@ -79,7 +79,7 @@ class RenderCut:
     def text(self) -> str:
         lines = [self.source.header, *self.source.rows[: self.shown]]
         if self.hidden > 0:
-            lines.append(rows_notice(self.hidden, self.section_id))
+            lines.append(rows_notice(self.hidden))
         if self.source.footer:
             lines.append(self.source.footer)
         return "\n".join(filter(None, lines))

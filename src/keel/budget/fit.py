@@ -8,12 +8,13 @@ Nothing is dropped silently.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from keel.brain.knobs import TurnKnobs
-from keel.budget.render import Block, attr
+from keel.budget.render import Block, inline, open_tag
 from keel.link.values import Link
 
 Knob = Literal["chars", "contexts.maxActive", "contexts.turnChars"]
@@ -46,20 +47,21 @@ class Fitted:
         return sum(a.block.chars for a in self.attached)
 
 
-def stub_line(link: Link, knob: Knob, *, can_open: bool, chars: int | None) -> str:
-    """The stub's text: what is missing, which knob kept it out, and how to get it."""
-    key = f' entity="{attr(link.entity)}"' if link.entity is not None else ""
+def stub_line(link: Link, knob: Knob, *, can_open: bool) -> str:
+    """What the model reads instead of a context a budget kept out.
+
+    It says the context exists and how to read it; which knob kept it out is for the
+    operator (the stub's `knob`, the ledger, `--json`), not for the model.
+    """
+    head = open_tag("context-stub", link.context, link.entity)
     if knob == "chars":
-        how = f"its instructions do not fit its chars ({chars}) — raise chars in its file"
+        why = "left out: too large to attach"
     elif can_open:
-        entity = f', "{attr(link.entity)}"' if link.entity is not None else ""
-        how = f'context_open("{link.context}"{entity}) to read it'
+        args = ", ".join(json.dumps(a) for a in (link.context, link.entity) if a is not None)
+        why = f"left out for room; context_open({inline(args)}) reads it"
     else:
-        how = f"raise {knob} to attach it"
-    return (
-        f'<feature-context-stub feature="{link.feature}" context="{link.context}"{key} '
-        f'link="{link.kind}">not attached — budget ({knob}); {how}</feature-context-stub>'
-    )
+        why = "left out for room"
+    return f"{head}{why}</context-stub>"
 
 
 def fit_turn(
@@ -68,7 +70,6 @@ def fit_turn(
     knobs: TurnKnobs,
     *,
     can_open: bool,
-    chars_of: Mapping[str, int],
 ) -> Fitted:
     """Attach strongest first within `maxActive` and `turnChars`; stub the rest.
 
@@ -84,7 +85,7 @@ def fit_turn(
         knob = "contexts.maxActive" if full else _knob(block, len(attached), used, knobs)
         if block is None or knob is not None:
             knob = knob or "chars"
-            text = stub_line(link, knob, can_open=can_open, chars=chars_of.get(link.context))
+            text = stub_line(link, knob, can_open=can_open)
             stubs.append(Stub(link=link, knob=knob, text=text))
             continue
         attached.append(Attached(link=link, block=block))

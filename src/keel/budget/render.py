@@ -1,6 +1,9 @@
-"""Rendering one attached context into its `<feature-context>` block, within its `chars`.
+"""Rendering one attached context into its `<context>` block, within its `chars`.
 
-The block holds the instructions first, whole, then one section per view. Instructions are
+The block holds the instructions first, whole, then one `<view>` per view. The markup is
+as light as it can be while the model still tells contexts, entities and views apart: one
+opening tag naming the context and its entity, the instructions as plain text, and a tag
+per view (docs/prompt.md). Instructions are
 never cut: half a rule reads as the whole rule. Views are cut by rows, with a marker
 saying how many more exist; a view that cannot show one row is stubbed in its place. If
 the instructions and the smallest form of every view do not fit, the whole context
@@ -22,6 +25,11 @@ def attr(value: str) -> str:
     return (
         value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
     )
+
+
+def inline(value: str) -> str:
+    """A value safe as text inside a tag: it can close no tag (keys come from users)."""
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def cell(value: Any) -> str:
@@ -56,27 +64,29 @@ class Block:
         return len(self.text)
 
 
-def _open_tag(feature: str, context: str, entity: str | None, link: str) -> str:
+def open_tag(tag: str, context: str, entity: str | None) -> str:
+    """`<tag name=... entity=...>`: which context, and for which entity.
+
+    The feature and the link that brought it are left to the ledger and the terminal: the
+    model needs neither to tell one context, entity or view from another.
+    """
     key = f' entity="{attr(entity)}"' if entity is not None else ""
-    return f'<feature-context feature="{feature}" context="{context}"{key} link="{link}">'
+    return f'<{tag} name="{context}"{key}>'
 
 
 def _view_tag(rows: ViewRows) -> str:
-    by = f' by="{rows.by}"' if rows.by else ""
-    return f'<view name="{rows.view}"{by}>'
+    return f'<view name="{rows.view}">'
 
 
-def view_stub(rows: ViewRows, chars: int) -> str:
+def view_stub(rows: ViewRows) -> str:
     """The one-line form of a view: why it shows no rows here."""
     if rows.problem is not None:
         why = rows.problem
     elif rows.total == 0:
         return f"{_view_tag(rows)}(no rows)</view>"
     else:
-        why = (
-            f"not shown: its rows do not fit within this context's chars ({chars}); "
-            f"{rows.total} rows"
-        )
+        noun = "row" if rows.total == 1 else "rows"
+        why = f"{rows.total} {noun}, not shown: no room left in this context"
     return f"{_view_tag(rows)}{why}</view>"
 
 
@@ -109,19 +119,17 @@ def _marker(hidden: int) -> str:
 
 def render_block(
     *,
-    feature: str,
     context: str,
     entity: str | None,
-    link: str,
     instructions: str,
     views: Sequence[ViewRows],
     chars: int,
 ) -> Block | None:
     """The context's block within `chars`, or None when it cannot fit even in brief."""
-    head = _open_tag(feature, context, entity, link) + "\n"
-    body = f"<instructions>\n{instructions}\n</instructions>\n"
-    tail = "</feature-context>"
-    stubs = [view_stub(v, chars) + "\n" for v in views]
+    head = open_tag("context", context, entity) + "\n"
+    body = f"{instructions}\n"
+    tail = "</context>"
+    stubs = [view_stub(v) + "\n" for v in views]
     room = chars - len(head) - len(body) - len(tail) - sum(len(s) for s in stubs)
     if room < 0:
         return None

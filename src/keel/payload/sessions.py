@@ -7,7 +7,7 @@ what the session was last sent (a `SessionState`, kept as hashes) and returns th
 text to send:
 
 - a context the session has not been sent: its whole block;
-- one it has: the opening tag, `<instructions unchanged/>` in place of instructions that
+- one it has: the opening tag, `(instructions as sent before)` in place of instructions that
   are as before, only the views whose text changed, one line naming the views left out
   as unchanged, and the closing tag;
 - one it was sent that the turn no longer attaches: a one-line withdrawal, and the state
@@ -33,7 +33,7 @@ from keel.budget.render import Block, attr
 from keel.errors import UsageError
 
 INSTRUCTIONS = "instructions"
-UNCHANGED_INSTRUCTIONS = "<instructions unchanged/>\n"
+UNCHANGED_INSTRUCTIONS = "(instructions as sent before)\n"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +149,7 @@ def _changes(block: Block, prior: SentContext) -> str:
             out.append(text)
     if unchanged:
         names = ", ".join(attr(name) for name in unchanged)
-        out.append(f'<views unchanged="{names}"/>\n')
+        out.append(f"(unchanged views: {names})\n")
     out.append(block.tail)
     return "".join(out)
 
@@ -157,7 +157,7 @@ def _changes(block: Block, prior: SentContext) -> str:
 def _withdrawal(pair: tuple[str, str | None]) -> str:
     context, entity = pair
     key = f' entity="{attr(entity)}"' if entity is not None else ""
-    return f'<feature-context-withdrawn context="{attr(context)}"{key}/>'
+    return f'<context-withdrawn name="{attr(context)}"{key}/>'
 
 
 def _name(pair: tuple[str, str | None]) -> str:

@@ -26,6 +26,8 @@ from keel.turn.assembly import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
 
 DEFAULT_MAX_STEPS = 8
+# Said with each refusal rather than as a standing rule: it costs a turn only when needed.
+REFUSAL_ADVICE = "Tell the person plainly; do not try another way around it."
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +53,8 @@ def tool_result(
     try:
         content = tools.execute(brain, store, request, role, call)
     except KeelError as exc:  # Keel's own errors are reasons the model can read and act on
-        return ToolResult(call_id=call.id, name=call.name, content=f"refused: {exc}", is_error=True)
+        content = f"refused: {exc}. {REFUSAL_ADVICE}"
+        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     return ToolResult(call_id=call.id, name=call.name, content=content)
 
 

@@ -17,7 +17,7 @@ from keel.brain.specs import ContextSpec, RoleSpec
 from keel.errors import Refused
 from keel.link.values import Binding, entity_problem
 from keel.store import Tx
-from keel.tools.context_open import ENTITY_PARAMETER
+from keel.tools.context_open import STRING
 from keel.tools.registry import Tool, ToolContext
 
 BIND_CAPABILITY = "context:bind"
@@ -138,23 +138,16 @@ def _unbind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     return f"unbound {context} in {where(chat, thread)}"
 
 
-_WHERE = {
-    "chat": {"type": "string", "description": "The chat (default: this turn's chat)."},
-    "thread": {"type": "string", "description": "One thread of it (default: the whole chat)."},
-    "bot": {"type": "string", "description": "One bot (default: every bot of the brain)."},
-}
+# Where a binding holds; the description says the defaults once, for all three.
+_WHERE = {"chat": STRING, "thread": STRING, "bot": STRING}
 
 CONTEXT_BIND = Tool(
     name="context_bind",
-    description=(
-        "Bind this chat (or one of its threads) to a context and the entity it is about, so "
-        "every later turn there carries that entity's data."
-    ),
+    description="Bind this chat (or one given) to a context's entity.",
     parameters={
         "type": "object",
-        "properties": {"context": {"type": "string"}, "entity": ENTITY_PARAMETER, **_WHERE},
+        "properties": {"context": STRING, "entity": STRING, **_WHERE},
         "required": ["context"],
-        "additionalProperties": False,
     },
     capability=BIND_CAPABILITY,
     risk="moderate",
@@ -162,12 +155,11 @@ CONTEXT_BIND = Tool(
 )
 CONTEXT_UNBIND = Tool(
     name="context_unbind",
-    description="Remove a binding made with context_bind.",
+    description="Undo a context_bind.",
     parameters={
         "type": "object",
-        "properties": {"context": {"type": "string"}, **_WHERE},
+        "properties": {"context": STRING, **_WHERE},
         "required": ["context"],
-        "additionalProperties": False,
     },
     capability=BIND_CAPABILITY,
     risk="moderate",

@@ -17,7 +17,6 @@ from typing import Any
 from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
-from keel.budget.fit import stub_line
 from keel.errors import Refused
 from keel.link.bindings import pin
 from keel.link.gather import link_turn
@@ -26,10 +25,7 @@ from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 from keel.turn.blocks import render_link
 
-ENTITY_PARAMETER = {
-    "type": "string",
-    "description": "The entity key, for a context keyed by one.",
-}
+STRING = {"type": "string"}
 
 
 def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) -> str:
@@ -54,7 +50,10 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
     block = render_link(brain, role, link, tx.connection, turn_knobs(role, brain.manifest).rows)
     if block is None:
         chars = context_chars(brain.contexts[link.context], role, brain.manifest)
-        return stub_line(link, "chars", can_open=True, chars=chars)
+        raise Refused(
+            f"'{link.context}' cannot be read: its instructions alone are longer than its "
+            f"size limit ({chars} characters)"
+        )
     return block.text
 
 
@@ -65,16 +64,11 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
 
 CONTEXT_OPEN = Tool(
     name="context_open",
-    description=(
-        "Open a feature context from the catalog (or one a stub names) and read it now: its "
-        "instructions and its data as of this moment. It then stays with you for the next "
-        "few turns."
-    ),
+    description="Read a context now; it stays a few turns.",
     parameters={
         "type": "object",
-        "properties": {"name": {"type": "string"}, "entity": ENTITY_PARAMETER},
+        "properties": {"name": STRING, "entity": STRING},
         "required": ["name"],
-        "additionalProperties": False,
     },
     capability="context:read",
     risk="safe",

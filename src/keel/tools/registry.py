@@ -140,7 +140,12 @@ def usage(tool: ToolSpec) -> str:
 
 
 def _validator(schema: Mapping[str, Any]) -> Validator:
+    """The schema's validator; a tool takes no argument its schema does not name.
+
+    That rule is the registry's, not each schema's: the model is not charged for
+    `additionalProperties: false` in every tool it is shown.
+    """
     # jsonschema is imported when a call is first checked, not when Keel is imported.
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(dict(schema))
+    return Draft202012Validator({"additionalProperties": False, **schema})

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from keel.assemble.assembler import AssemblyInputs, assemble
 from keel.assemble.fit import ensure_fits
 from keel.assemble.texts import (
-    RULES,
     catalog_text,
     identity_text,
     render_input,
+    rules_text,
     tenancy_text,
     time_text,
 )
@@ -18,6 +18,7 @@ from keel.assemble.values import Assembly, ToolSpec
 from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
+from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import Link, TurnRequest
 from keel.store.store import Store
 from keel.tokens import TokenCounter
@@ -64,12 +65,13 @@ def turn_inputs(
     stubs = [(context_section_id(s.link), s.text) for s in prepared.stubs]
     if contexts is not None:
         blocks = [("context.session", contexts)] if contexts else []
+    carries = role.id in roles_carrying_contexts(brain)
     return AssemblyInputs(
         current=current_text(brain, request),
         time=time_text(request.now),
-        identity=identity_text(conversation.bot, role.id, role.description),
-        tenancy=tenancy_text(conversation.chat, conversation.thread, prepared.pins),
-        rules=RULES,
+        identity=identity_text(conversation.bot),
+        tenancy=tenancy_text(prepared.pins),
+        rules=rules_text(carries_contexts=carries),
         prompt=role.persona,
         skills=tuple(brain.skills[s].text for s in role.skills if s in brain.skills),
         catalog=catalog_text(prepared.catalog),

@@ -27,10 +27,8 @@ def render_link(
     context = brain.contexts[link.context]
     views = [read_view(reader, ref, link.entity, limit=rows) for ref in context.data]
     return render_block(
-        feature=context.feature,
         context=context.id,
         entity=link.entity,
-        link=link.kind,
         instructions=context.instructions,
         views=views,
         chars=context_chars(context, role, brain.manifest),
@@ -40,14 +38,9 @@ def render_link(
 def fit_links(brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection) -> Fitted:
     """Render the links that may attach and fit them into the turn's budgets."""
     knobs = turn_knobs(role, brain.manifest)
-    chars_of = {
-        link.context: context_chars(brain.contexts[link.context], role, brain.manifest)
-        for link in links
-    }
     return fit_turn(
         links,
         lambda link: render_link(brain, role, link, reader, knobs.rows),
         knobs,
         can_open=role.can("context:read"),
-        chars_of=chars_of,
     )

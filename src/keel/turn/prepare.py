@@ -16,7 +16,6 @@ same transaction. The steps, in order:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from keel.assemble.values import Message
@@ -27,6 +26,7 @@ from keel.budget.fit import Fitted
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn
 from keel.link.values import Conversation, LinkResult, Stored, TurnRequest
+from keel.log import logger
 from keel.payload.sessions import session_delta
 from keel.state.rows import ViewRows
 from keel.state.views import read_view
@@ -36,7 +36,7 @@ from keel.turn.blocks import fit_links
 from keel.turn.ledger import ledger_entries
 from keel.turn.prepared import PreparedTurn, Session
 
-LOG = logging.getLogger("keel.turn")
+LOG = logger("turn")
 # Earlier messages read per turn; older ones only count in history's notice.
 HISTORY_READ = 200
 

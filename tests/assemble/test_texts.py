@@ -1,0 +1,63 @@
+"""Keel's own words: each says only what applies to the role and the room, in few tokens."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from keel.assemble.texts import (
+    CONTEXT_RULE,
+    catalog_text,
+    identity_text,
+    rules_text,
+    tenancy_text,
+    time_text,
+)
+
+
+def test_a_role_no_context_can_reach_gets_no_rules() -> None:
+    assert rules_text(carries_contexts=False) == ""
+
+
+def test_a_role_that_carries_contexts_is_told_how_to_read_a_block() -> None:
+    rules = rules_text(carries_contexts=True)
+    assert rules == CONTEXT_RULE
+    assert "<context>" in rules
+
+
+@pytest.mark.parametrize(
+    ("pins", "text"),
+    [
+        pytest.param({}, "", id="no-pin"),
+        pytest.param({"client": "acme"}, "This room is pinned to client acme.", id="keyed"),
+        pytest.param({"client": None}, "This room is pinned to no client.", id="to-none"),
+        pytest.param(
+            {"ticket": "T-1", "client": "acme"},
+            "This room is pinned to client acme and ticket T-1.",
+            id="two-sorted",
+        ),
+    ],
+)
+def test_the_room_line_appears_only_when_a_pin_holds(
+    pins: dict[str, str | None], text: str
+) -> None:
+    assert tenancy_text(pins) == text
+
+
+def test_identity_names_the_bot_only() -> None:
+    assert identity_text("nova") == "You are nova."
+
+
+def test_the_catalog_is_one_line_per_context_after_a_short_header() -> None:
+    assert catalog_text(()) == ""
+    assert catalog_text((("kb", "How-to answers."), ("policy", "Returns."))) == (
+        "Contexts to open:\n- kb: How-to answers.\n- policy: Returns."
+    )
+
+
+def test_the_time_names_the_weekday() -> None:
+    assert (
+        time_text(datetime(2026, 11, 29, 18, 5, tzinfo=UTC))
+        == "Now: 2026-11-29 18:05 UTC (Sunday)."
+    )
