@@ -1,0 +1,119 @@
+"""`keel import`: a repository's coding-agent rules as one feature of a brain.
+
+Exit status: 0 done (skipped source files are listed, not fatal), 2 a usage error (a path
+that is not a directory, a bad feature or role name), 3 a refusal (a hand-written file
+stood where an imported one would go, or the role could not be edited; everything else
+was still imported).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from keel.cli.app import EXIT_REFUSED, app, console, emit_json, guard
+from keel.importers import ImportReport, import_rules
+
+SourceArg = Annotated[
+    Path,
+    typer.Argument(
+        help="The repository whose rule files to import (.cursor/rules, CLAUDE.md, ...).",
+        show_default=False,
+    ),
+]
+BrainArg = Annotated[Path, typer.Argument(help="The brain directory.", show_default=False)]
+FeatureOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--feature",
+        help="The feature to import into (default: the source directory's name, as a slug).",
+        show_default=False,
+    ),
+]
+RoleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--role",
+        help="Admit the imported contexts in this role (created in the feature if missing).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+_TRIGGERS = {
+    "always": "every turn",
+    "description": "opened by its description",
+    "manual": "opened by name",
+    "glob": "files",
+}
+
+
+@app.command("import")
+def import_(
+    source: SourceArg,
+    brain: BrainArg,
+    feature: FeatureOpt = None,
+    role: RoleOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import Cursor, Claude Code, Copilot and Windsurf rules as contexts of one feature."""
+
+    def run() -> None:
+        report = import_rules(source, brain, feature=feature, role=role)
+        if as_json:
+            emit_json(report.to_json())
+        else:
+            show(report, console())
+        if report.refused:
+            raise typer.Exit(EXIT_REFUSED)
+
+    guard(as_json, run)
+
+
+def show(report: ImportReport, out: Console) -> None:
+    """The report for people: each rule's context, the files touched, what to look at."""
+    folder = f"features/{report.feature}"
+    if report.rules:
+        out.print(f"[bold]{len(report.rules)} rules[/] → {folder}/")
+        for rule in report.rules:
+            how = f"files {', '.join(rule.globs)}" if rule.globs else _TRIGGERS[rule.trigger]
+            out.print(
+                f"  {escape(rule.source)} → [bold]{rule.context}[/]  "
+                f"({', '.join(rule.when)}, {rule.chars} chars; {escape(how)})",
+                markup=True,
+                highlight=False,
+            )
+    counts = [
+        f"{len(report.written)} written",
+        f"{len(report.updated)} updated",
+        f"{len(report.removed)} removed",
+        f"{len(report.unchanged)} unchanged",
+    ]
+    out.print(f"\nfiles: {', '.join(counts)}")
+    for path in report.removed:
+        out.print(f"  removed {path}", markup=False)
+    if report.role is not None:
+        changed = report.role.added or report.role.dropped
+        verb = "created" if report.role.created else "updated" if changed else "unchanged"
+        added = f"; added {len(report.role.added)}" if report.role.added else ""
+        dropped = f"; dropped {', '.join(report.role.dropped)}" if report.role.dropped else ""
+        out.print(
+            f"role {report.role.role}: {verb} {report.role.path}{added}{dropped}", markup=False
+        )
+    for title, style, notices in (
+        ("warnings", "yellow", report.warnings),
+        ("skipped", "yellow", report.skipped),
+        ("refused", "bold yellow", report.refused),
+    ):
+        if notices:
+            out.print(f"\n[{style}]{title}[/] ({len(notices)})")
+            for notice in notices:
+                out.print(f"  {notice}", markup=False)
+    if report.hint:
+        out.print(f"\n{report.hint}", markup=False)
+    if report.rules:
+        out.print(f"\nNext: [bold]keel doctor {escape(report.brain)}[/]")

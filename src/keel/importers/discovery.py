@@ -1,0 +1,244 @@
+"""Finding a repository's rule files: where each coding agent looks, and nothing else.
+
+- Cursor: `.cursor/rules/**/*.mdc` and `*.md` (also a subfolder's `.cursor/rules/`), and
+  `.cursorrules` at the root.
+- Claude Code: `CLAUDE.md` (at the root, in `.claude/`, in any subfolder),
+  `.claude/skills/*/SKILL.md` with the files beside it, `.claude/rules/**/*.md`.
+- AGENTS.md: `AGENTS.md` or `agents.md` at the root and in any subfolder.
+- GitHub Copilot: `.github/copilot-instructions.md`,
+  `.github/instructions/**/*.instructions.md`.
+- Windsurf: `.windsurf/rules/**/*.md` (also a subfolder's), `.windsurfrules` at the root.
+
+A file that sits in one of those rule folders but is not a rule file the tool reads is
+reported, never passed over in silence. The walk skips version control, dependency and
+build folders, other hidden folders, symbolic links to folders, and the brain itself when
+it lives inside the repository.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from keel.importers.rules import Notice
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".keel",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "dist",
+        "build",
+        "target",
+    }
+)
+RULE_DIRS = frozenset({".cursor", ".claude", ".github", ".windsurf"})
+MEMORY_NAMES = {"CLAUDE.md": "claude", "AGENTS.md": "agents", "agents.md": "agents"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skill:
+    """A Claude Code skill folder: its SKILL.md and every other file in it."""
+
+    folder: str  # `.claude/skills/<name>`
+    files: tuple[str, ...]  # relative to the source directory, SKILL.md excluded
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Found:
+    """Every rule file of a repository, by where it was found (paths relative to it)."""
+
+    cursor: tuple[str, ...] = ()
+    cursorrules: tuple[str, ...] = ()
+    memory: tuple[str, ...] = ()  # CLAUDE.md and AGENTS.md files
+    skills: tuple[Skill, ...] = ()
+    claude_rules: tuple[str, ...] = ()
+    copilot: tuple[str, ...] = ()
+    windsurf: tuple[str, ...] = ()
+    windsurfrules: tuple[str, ...] = ()
+    stray: tuple[Notice, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many files were found that may hold rules."""
+        return (
+            len(self.cursor)
+            + len(self.cursorrules)
+            + len(self.memory)
+            + len(self.skills)
+            + sum(len(s.files) for s in self.skills)
+            + len(self.claude_rules)
+            + len(self.copilot)
+            + len(self.windsurf)
+            + len(self.windsurfrules)
+        )
+
+
+def discover(root: Path, *, skip: Path | None = None) -> Found:
+    """Walk `root` once and sort its rule files by tool."""
+    sorted_files: dict[str, list[str]] = {
+        k: [] for k in ("cursor", "cursorrules", "memory", "rules", "copilot", "windsurf", "wsr")
+    }
+    skills: dict[str, list[str]] = {}
+    stray: list[Notice] = []
+    paths = _walk(root, skip)
+    links = _links(root, paths)
+    for path in paths:
+        kind = _kind(path)
+        if kind is not None and path in links:
+            stray.append(
+                Notice(
+                    path=path,
+                    message=f"a symbolic link to {links[path]}, which is imported (once) in "
+                    "its own right",
+                )
+            )
+            continue
+        if kind is None:
+            continue
+        if kind.startswith("stray:"):
+            stray.append(Notice(path=path, message=kind.removeprefix("stray:")))
+        elif kind == "skill":
+            parts = path.split("/")
+            skills.setdefault("/".join(parts[:3]), []).append(path)
+        else:
+            sorted_files[kind].append(path)
+    found_skills: list[Skill] = []
+    for folder, files in sorted(skills.items()):
+        if f"{folder}/SKILL.md" not in files:
+            stray.extend(
+                Notice(
+                    path=f,
+                    message=f"{folder}/ has no SKILL.md, so Claude Code loads no skill from it "
+                    "— add one, or move the file",
+                )
+                for f in sorted(files)
+            )
+            continue
+        others = tuple(sorted(f for f in files if f != f"{folder}/SKILL.md"))
+        found_skills.append(Skill(folder=folder, files=others))
+    return Found(
+        cursor=tuple(sorted(sorted_files["cursor"])),
+        cursorrules=tuple(sorted_files["cursorrules"]),
+        memory=tuple(sorted(sorted_files["memory"])),
+        skills=tuple(found_skills),
+        claude_rules=tuple(sorted(sorted_files["rules"])),
+        copilot=tuple(sorted(sorted_files["copilot"])),
+        windsurf=tuple(sorted(sorted_files["windsurf"])),
+        windsurfrules=tuple(sorted_files["wsr"]),
+        stray=tuple(sorted(stray, key=lambda n: n.path)),
+    )
+
+
+def _walk(root: Path, skip: Path | None) -> list[str]:
+    found: list[str] = []
+    skipped = skip.resolve() if skip is not None else None
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in SKIPPED_DIRS
+            and (not d.startswith(".") or d in RULE_DIRS)
+            and not (here / d).is_symlink()
+            and (skipped is None or (here / d).resolve() != skipped)
+        )
+        rel = here.relative_to(root).as_posix()
+        found.extend(name if rel == "." else f"{rel}/{name}" for name in files)
+    return sorted(found)
+
+
+def _links(root: Path, paths: list[str]) -> dict[str, str]:
+    """Rule files that are symbolic links to another rule file found (`CLAUDE.md -> AGENTS.md`)."""
+    real = {
+        (root / p).resolve(): p
+        for p in paths
+        if _kind(p) is not None and not (root / p).is_symlink()
+    }
+    links: dict[str, str] = {}
+    for path in paths:
+        if (root / path).is_symlink() and (root / path).resolve() in real:
+            links[path] = real[(root / path).resolve()]
+    return links
+
+
+@dataclass(frozen=True, slots=True)
+class _Folder:
+    """A rules folder: where it sits, which files in it are rules, what the others hear."""
+
+    parts: tuple[str, ...]
+    anywhere: bool  # also in a subfolder of the repository
+    suffixes: tuple[str, ...]
+    kind: str
+    stray: str
+
+
+_FOLDERS = (
+    _Folder(
+        (".cursor", "rules"),
+        True,
+        (".mdc", ".md"),
+        "cursor",
+        "Cursor reads only .mdc and .md files in .cursor/rules/ — not imported",
+    ),
+    _Folder(
+        (".windsurf", "rules"),
+        True,
+        (".md",),
+        "windsurf",
+        "Windsurf reads only .md files in .windsurf/rules/ — not imported",
+    ),
+    _Folder(
+        (".claude", "rules"),
+        False,
+        (".md",),
+        "rules",
+        "Claude Code reads only .md files in .claude/rules/ — not imported",
+    ),
+    _Folder(
+        (".github", "instructions"),
+        False,
+        (".instructions.md",),
+        "copilot",
+        "Copilot reads only *.instructions.md files in .github/instructions/ — not imported "
+        "(rename it NAME.instructions.md)",
+    ),
+)
+_FILES = {
+    ".cursorrules": "cursorrules",
+    ".windsurfrules": "wsr",
+    ".github/copilot-instructions.md": "copilot",
+}
+_LOOSE_SKILL = (
+    "a skill is a folder with a SKILL.md (.claude/skills/<name>/SKILL.md); Claude Code loads "
+    "no loose files here — not imported"
+)
+
+
+def _kind(path: str) -> str | None:
+    """What a path is: a kind of rule file, `stray:<why not>`, or None (not a rule place)."""
+    if path in _FILES:
+        return _FILES[path]
+    parts = path.split("/")
+    if parts[:2] == [".claude", "skills"] and len(parts) > 2:
+        return "skill" if len(parts) > 3 else f"stray:{_LOOSE_SKILL}"
+    for folder in _FOLDERS:
+        if _inside(parts, folder):
+            return folder.kind if parts[-1].endswith(folder.suffixes) else f"stray:{folder.stray}"
+    return "memory" if parts[-1] in MEMORY_NAMES else None
+
+
+def _inside(parts: list[str], folder: _Folder) -> bool:
+    size = len(folder.parts)
+    starts = range(len(parts) - size) if folder.anywhere else range(min(1, len(parts) - size))
+    return any(tuple(parts[i : i + size]) == folder.parts for i in starts)

@@ -1,0 +1,104 @@
+"""What one `keel import` did: each rule's context, the files touched, and what to look at.
+
+Paths of source files are relative to the source directory; paths of brain files are
+relative to the brain. `to_json()` is what `keel import --json` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from keel.brain.specs import WhenWord
+from keel.importers.rules import Notice, Tool, Trigger
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImportedRule:
+    """One source rule and the context it became."""
+
+    source: str
+    tool: Tool
+    context: str
+    when: tuple[WhenWord, ...]
+    trigger: Trigger
+    chars: int
+    description: str | None = None
+    globs: tuple[str, ...] = ()
+    code: str | None = None  # the generated `<id>.context.py`, for glob rules
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "tool": self.tool,
+            "context": self.context,
+            "when": list(self.when),
+            "trigger": self.trigger,
+            "chars": self.chars,
+            "description": self.description,
+            "globs": list(self.globs),
+            "code": self.code,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoleChange:
+    """What the import did to the role named by `--role`."""
+
+    role: str
+    path: str
+    created: bool
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "path": self.path,
+            "created": self.created,
+            "added": list(self.added),
+            "dropped": list(self.dropped),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImportReport:
+    """The outcome of one import, file by file and rule by rule."""
+
+    source: str
+    brain: str
+    feature: str
+    rules: tuple[ImportedRule, ...] = ()
+    written: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    role: RoleChange | None = None
+    warnings: tuple[Notice, ...] = ()
+    skipped: tuple[Notice, ...] = ()
+    refused: tuple[Notice, ...] = ()
+    hint: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether any brain file was written, updated or removed."""
+        return bool(self.written or self.updated or self.removed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "brain": self.brain,
+            "feature": self.feature,
+            "rules": [r.to_json() for r in self.rules],
+            "files": {
+                "written": list(self.written),
+                "updated": list(self.updated),
+                "removed": list(self.removed),
+                "unchanged": list(self.unchanged),
+            },
+            "role": None if self.role is None else self.role.to_json(),
+            "warnings": [n.to_json() for n in self.warnings],
+            "skipped": [n.to_json() for n in self.skipped],
+            "refused": [n.to_json() for n in self.refused],
+            "hint": self.hint,
+        }

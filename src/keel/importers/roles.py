@@ -1,0 +1,167 @@
+"""`--role R`: the role that admits the imported contexts, found or created.
+
+An existing `<R>.agent.md` anywhere under `features/` gets the imported ids added to its
+`contexts:` list, and the ids this run removed taken out of it; the rest of the file — keys,
+comments, the persona — is kept (the frontmatter is edited in ruamel's round-trip mode). A
+role that admits `'*'` already admits them. Without such a file the import creates
+`features/<feature>/<R>.agent.md`: a CLI coding agent that may open contexts.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from keel.importers.generated import role_text
+from keel.importers.owned import ROLE, BrainFiles
+from keel.importers.report import RoleChange
+from keel.importers.rules import Notice
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RolePlan:
+    """What to write for the role (None: nothing), and what to say about it."""
+
+    change: RoleChange | None = None
+    path: str | None = None
+    text: str | None = None
+    warnings: tuple[Notice, ...] = ()
+    refused: tuple[Notice, ...] = ()
+
+
+def plan_role(
+    root: Path,
+    role: str,
+    *,
+    feature: str,
+    source_name: str,
+    files: BrainFiles,
+    add: Sequence[str],
+    drop: Sequence[str],
+    asks: bool,
+) -> RolePlan:
+    """Add `add` to the role's `contexts:` and take `drop` out, or create the role."""
+    paths = files.roles.get(role, ())
+    if len(paths) > 1:
+        reason = (
+            f"role '{role}' is defined by {len(paths)} files ({', '.join(paths)}), so none "
+            "of them loads — rename all but one, then re-run; its contexts: were not changed"
+        )
+        return RolePlan(refused=(Notice(path=paths[0], message=reason),))
+    if not paths:
+        path = f"features/{feature}/{role}{ROLE}"
+        change = RoleChange(role=role, path=path, created=True, added=tuple(add))
+        return RolePlan(change=change, path=path, text=role_text(role, source_name, add))
+    path = paths[0]
+    try:
+        text = (root / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _refuse(path, f"cannot read the role file ({exc}); its contexts: were not changed")
+    edited = _edit(text, add, drop)
+    if isinstance(edited, str):
+        return _refuse(path, f"{edited}; its contexts: were not changed — add the ids by hand")
+    new_text, front, added, dropped = edited
+    warnings = _capabilities(path, role, front) if asks else ()
+    change = RoleChange(role=role, path=path, created=False, added=added, dropped=dropped)
+    return RolePlan(change=change, path=path, text=new_text, warnings=warnings)
+
+
+def listing(root: Path, paths: Sequence[str], ids: Sequence[str]) -> tuple[Notice, ...]:
+    """Warnings for roles that still list ids the import removed."""
+    gone = set(ids)
+    found: list[Notice] = []
+    for path in paths:
+        try:
+            front = _split((root / path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, YAMLError):
+            continue
+        listed = front[1].get("contexts") if front is not None else None
+        stale = sorted(gone & {str(c) for c in listed}) if isinstance(listed, list) else []
+        if stale:
+            found.append(
+                Notice(
+                    path=path,
+                    message=f"lists {', '.join(stale)}, which this import removed (their source "
+                    "rules are gone) — take them out of contexts:",
+                )
+            )
+    return tuple(found)
+
+
+def _refuse(path: str, reason: str) -> RolePlan:
+    return RolePlan(refused=(Notice(path=path, message=reason),))
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def _split(text: str) -> tuple[list[str], Any, str] | None:
+    """The frontmatter lines' positions, the parsed frontmatter, and the rest of the file."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if close is None:
+        return None
+    front = _yaml().load("".join(lines[1:close])) or CommentedMap()
+    return lines[: close + 1], front, "".join(lines[close + 1 :])
+
+
+def _edit(
+    text: str, add: Sequence[str], drop: Sequence[str]
+) -> tuple[str, Any, tuple[str, ...], tuple[str, ...]] | str:
+    try:
+        split = _split(text)
+    except YAMLError as exc:
+        return f"its frontmatter does not parse ({str(exc).splitlines()[0]})"
+    if split is None:
+        return "it has no frontmatter between '---' lines"
+    _, front, rest = split
+    if not isinstance(front, CommentedMap):
+        return "its frontmatter is not a mapping of keys to values"
+    listed = front.get("contexts")
+    if listed is None:
+        listed = CommentedSeq()
+        front["contexts"] = listed
+    if not isinstance(listed, list):
+        return "its contexts: is not a list"
+    if "*" in listed:
+        return text, front, (), ()
+    gone = set(drop)
+    dropped = tuple(c for c in listed if c in gone)
+    for ident in dropped:
+        listed.remove(ident)
+    added = tuple(a for a in add if a not in listed)
+    listed.extend(added)
+    if not added and not dropped:
+        return text, front, (), ()
+    out = io.StringIO()
+    _yaml().dump(front, out)
+    return "---\n" + out.getvalue() + "---\n" + rest, front, added, dropped
+
+
+def _capabilities(path: str, role: str, front: Any) -> tuple[Notice, ...]:
+    capabilities = front.get("capabilities") if isinstance(front, dict) else None
+    granted = {str(c) for c in capabilities} if isinstance(capabilities, list) else set()
+    if "*" in granted or "context:read" in granted:
+        return ()
+    return (
+        Notice(
+            path=path,
+            message=f"role '{role}' cannot open ask contexts (no context:read in "
+            "capabilities:), so only the files a turn names bring the imported ask rules — "
+            "add context:read",
+        ),
+    )

@@ -1,0 +1,350 @@
+"""`import_rules`: a repository's coding-agent rules as one feature of a Keel brain.
+
+One run reads every rule file the repository holds (see `keel.importers.discovery`), maps
+each the way its tool applies it (`cursor`, `claude`, `copilot`, `windsurf`), and writes
+`features/<feature>/<id>.context.md` — plus `<id>.context.py` for a rule that applies to
+files — and, with `--role`, the role that admits them. It is idempotent: a second run over
+the same sources changes nothing, a rule whose source is gone loses its files, and a file
+the import did not write is never overwritten or removed (the rule that would need it is
+refused, with the reason). Nothing is dropped in silence: every file that cannot be mapped
+is reported with why, and the rest is still imported.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from keel.brain import load_brain
+from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
+from keel.brain.specs import WhenWord
+from keel.errors import UsageError
+from keel.importers.claude import map_claude_rule, map_memory, map_skill
+from keel.importers.copilot import map_copilot
+from keel.importers.cursor import map_cursor, map_cursorrules
+from keel.importers.discovery import Found, discover
+from keel.importers.generated import (
+    block_chars,
+    code_text,
+    context_text,
+    feature_text,
+    instructions,
+    marker,
+)
+from keel.importers.ids import assign, is_id, slug
+from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
+from keel.importers.report import ImportedRule, ImportReport, RoleChange
+from keel.importers.roles import listing, plan_role
+from keel.importers.rules import Mapped, Notice, Rule
+from keel.importers.windsurf import map_windsurf, map_windsurfrules
+
+
+def import_rules(
+    source: Path, brain: Path, *, feature: str | None = None, role: str | None = None
+) -> ImportReport:
+    """Import the rule files under `source` into `brain` as `features/<feature>/`."""
+    source_dir = _directory(source, "give the repository whose rules to import")
+    brain_dir = _directory(brain, f"give a brain directory (keel init {brain} starts one)")
+    name = feature if feature is not None else slug(source_dir.name)
+    if not is_id(name):
+        raise UsageError(
+            f"--feature {name!r}: not a usable feature name — use letters, digits, '_' and "
+            f"'-', e.g. --feature {slug(name)}"
+        )
+    if role is not None and not is_id(role):
+        raise UsageError(
+            f"--role {role!r}: not a usable role id — use letters, digits, '_' and '-', "
+            f"e.g. --role {slug(role)}"
+        )
+    found = discover(source_dir, skip=brain_dir)
+    mapped = _map(source_dir, found)
+    files = scan_brain(brain_dir, name)
+    return _Import(brain_dir, source_dir, name, role, files, mapped, found).run()
+
+
+def _directory(path: Path, fix: str) -> Path:
+    if not path.exists():
+        raise UsageError(f"{path}: no such directory — {fix}")
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a directory — {fix}")
+    return path.resolve()
+
+
+def _map(root: Path, found: Found) -> list[Mapped]:
+    mapped = [Mapped(skipped=found.stray)]
+    mapped.extend(map_cursor(root, p) for p in found.cursor)
+    mapped.extend(
+        map_cursorrules(root, p, beside_rules=bool(found.cursor)) for p in found.cursorrules
+    )
+    mapped.extend(map_memory(root, p) for p in found.memory)
+    mapped.extend(map_skill(root, s) for s in found.skills)
+    mapped.extend(map_claude_rule(root, p) for p in found.claude_rules)
+    mapped.extend(map_copilot(root, p) for p in found.copilot)
+    mapped.extend(map_windsurf(root, p) for p in found.windsurf)
+    mapped.extend(map_windsurfrules(root, p) for p in found.windsurfrules)
+    return mapped
+
+
+@dataclass
+class _Files:
+    """The writes of one run, each sorted into written, updated or unchanged."""
+
+    root: Path
+    written: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def put(self, path: str, text: str) -> None:
+        target = self.root / path
+        if target.is_file():
+            if _read(target) == text:
+                self.unchanged.append(path)
+                return
+            self.updated.append(path)
+        else:
+            self.written.append(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+    def remove(self, path: str) -> None:
+        (self.root / path).unlink(missing_ok=True)
+        self.removed.append(path)
+
+
+class _Import:
+    """One run: settle ids, plan each context's files, write, prune, update the role."""
+
+    def __init__(
+        self,
+        brain: Path,
+        source: Path,
+        feature: str,
+        role: str | None,
+        files: BrainFiles,
+        mapped: list[Mapped],
+        found: Found,
+    ) -> None:
+        self.brain, self.source, self.feature, self.role = brain, source, feature, role
+        self.folder = f"features/{feature}"
+        self.files = files
+        self.found = found
+        self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
+        self.warnings: list[Notice] = [w for m in mapped for w in m.warnings]
+        self.skipped: list[Notice] = [s for m in mapped for s in m.skipped]
+        self.refused: list[Notice] = []
+        self.out = _Files(brain)
+
+    def run(self) -> ImportReport:
+        turn_chars, max_active = self._knobs()
+        ids = assign(
+            [(r.source, r.name) for r in self.rules],
+            taken=self._taken(),
+            previous=self.files.previous_ids(),
+        )
+        keep: set[str] = set()
+        imported: list[ImportedRule] = []
+        placed = {r.source: ids[r.source] for r in self.rules if self._free(r, ids[r.source])}
+        for rule in self.rules:
+            if rule.source not in placed:
+                keep.update(p for p, s in self.files.owned.items() if s == rule.source)
+                continue
+            imported.append(self._write(rule, placed, turn_chars, keep))
+        removed_ids = self._prune(keep, set(placed.values()))
+        self._feature(imported)
+        role = self._role(imported, removed_ids)
+        self._crowding(imported, max_active)
+        return ImportReport(
+            source=str(self.source),
+            brain=str(self.brain),
+            feature=self.feature,
+            rules=tuple(imported),
+            written=tuple(self.out.written),
+            updated=tuple(self.out.updated),
+            removed=tuple(self.out.removed),
+            unchanged=tuple(self.out.unchanged),
+            role=role,
+            warnings=tuple(self.warnings),
+            skipped=tuple(sorted(self.skipped, key=lambda n: n.path)),
+            refused=tuple(self.refused),
+            hint=self._hint(imported),
+        )
+
+    def _knobs(self) -> tuple[int, int]:
+        budget = load_brain(self.brain).manifest.contexts
+        turn_chars = budget.turn_chars or DEFAULT_TURN_CHARS
+        return (
+            turn_chars,
+            budget.max_active if budget.max_active is not None else DEFAULT_MAX_ACTIVE,
+        )
+
+    def _taken(self) -> set[str]:
+        """Context ids that belong to someone else (files directly in our folder excepted)."""
+        taken: set[str] = set()
+        for ident, paths in self.files.contexts.items():
+            if any(
+                p not in self.files.owned and posixpath.dirname(p) != self.folder for p in paths
+            ):
+                taken.add(ident)
+        return taken
+
+    def _free(self, rule: Rule, ident: str) -> bool:
+        """Whether the rule's files may be written; refuse it when an author's file is there."""
+        for suffix in (CONTEXT, CODE):
+            path = f"{self.folder}/{ident}{suffix}"
+            if path in self.files.present and path not in self.files.owned:
+                if suffix == CODE and rule.trigger != "glob":
+                    why = (
+                        f"beside the context for {rule.source} it would become that context's code"
+                    )
+                else:
+                    why = f"the context for {rule.source} needs its name"
+                self.refused.append(
+                    Notice(
+                        path=path,
+                        message=f"not written by keel import, and {why} — left alone, so that "
+                        "rule is not imported; move the file away (or, if it is an imported "
+                        f"file you edited, put back its first line: {marker(rule.source)!r}), "
+                        "then re-run",
+                    )
+                )
+                return False
+        return True
+
+    def _write(
+        self, rule: Rule, ids: dict[str, str], turn_chars: int, keep: set[str]
+    ) -> ImportedRule:
+        ident = ids[rule.source]
+        body = instructions(rule, ids)
+        chars = self._chars(rule, ident, body, turn_chars)
+        when: tuple[WhenWord, ...] = ("always",) if rule.trigger == "always" else ("ask",)
+        path = f"{self.folder}/{ident}{CONTEXT}"
+        text = context_text(
+            source=rule.source, description=rule.description, when=when, chars=chars, body=body
+        )
+        self.out.put(path, text)
+        keep.add(path)
+        code: str | None = None
+        if rule.trigger == "glob" and rule.dialect is not None:
+            code = f"{self.folder}/{ident}{CODE}"
+            self.out.put(
+                code,
+                code_text(
+                    source=rule.source,
+                    context=ident,
+                    tool=rule.tool,
+                    dialect=rule.dialect,
+                    globs=rule.globs,
+                ),
+            )
+            keep.add(code)
+        return ImportedRule(
+            source=rule.source,
+            tool=rule.tool,
+            context=ident,
+            when=when,
+            trigger=rule.trigger,
+            chars=chars,
+            description=rule.description,
+            globs=rule.globs,
+            code=code,
+        )
+
+    def _chars(self, rule: Rule, ident: str, body: str, turn_chars: int) -> int:
+        needed = block_chars(ident, body)
+        chars = -(-(needed + max(100, needed // 10)) // 100) * 100
+        if needed > turn_chars:
+            self._warn(
+                rule.source,
+                f"{needed:,} characters once rendered, more than a turn's contexts may use "
+                f"together (contexts.turnChars {turn_chars:,}): it is stubbed on every turn — "
+                "split it into smaller rules",
+            )
+            return turn_chars
+        if needed > turn_chars // 2:
+            self._warn(
+                rule.source,
+                f"{needed:,} characters once rendered, over half of contexts.turnChars "
+                f"({turn_chars:,}) — it crowds out other contexts; consider splitting it",
+            )
+        return min(chars, turn_chars)
+
+    def _prune(self, keep: set[str], placed: set[str]) -> list[str]:
+        """Remove the files earlier runs wrote whose rule is gone; the ids that went."""
+        gone: list[str] = []
+        for path in sorted(self.files.owned):
+            if path in keep:
+                continue
+            self.out.remove(path)
+            name = path.rsplit("/", 1)[-1]
+            if name.endswith(CONTEXT) and name.removesuffix(CONTEXT) not in placed:
+                gone.append(name.removesuffix(CONTEXT))
+        return gone
+
+    def _feature(self, imported: list[ImportedRule]) -> None:
+        path = f"{self.folder}/FEATURE.md"
+        ours = path in self.files.written
+        if not imported:
+            if ours:
+                self.out.remove(path)
+            return
+        if path in self.files.present and not ours:
+            return
+        self.out.put(path, feature_text(self.source.name, (r.tool for r in imported)))
+
+    def _role(self, imported: list[ImportedRule], removed: list[str]) -> RoleChange | None:
+        others = [p for r, paths in self.files.roles.items() if r != self.role for p in paths]
+        self.warnings.extend(listing(self.brain, others, removed))
+        if self.role is None:
+            return None
+        plan = plan_role(
+            self.brain,
+            self.role,
+            feature=self.feature,
+            source_name=self.source.name,
+            files=self.files,
+            add=[r.context for r in imported],
+            drop=removed,
+            asks=any(r.when == ("ask",) for r in imported),
+        )
+        self.warnings.extend(plan.warnings)
+        self.refused.extend(plan.refused)
+        if plan.path is not None and plan.text is not None:
+            self.out.put(plan.path, plan.text)
+        return plan.change
+
+    def _crowding(self, imported: Iterable[ImportedRule], max_active: int) -> None:
+        always = [r.context for r in imported if r.when == ("always",)]
+        if len(always) > max_active:
+            self.warnings.append(
+                Notice(
+                    path="constitution/MANIFEST.yaml",
+                    message=f"{len(always)} imported contexts are always-on, but a turn carries "
+                    f"at most contexts.maxActive ({max_active}); the rest arrive as one-line "
+                    "stubs the agent can open — raise contexts.maxActive, or make some of the "
+                    "source rules description- or glob-triggered",
+                )
+            )
+
+    def _hint(self, imported: list[ImportedRule]) -> str | None:
+        if not imported and not self.found.count:
+            return f"no rule files found in {self.source} — nothing to import"
+        if self.role is not None or not imported:
+            return None
+        return (
+            "no role admits these contexts yet, so no turn carries them — re-run with "
+            "--role ROLE (an existing role gets them in contexts:, a new one is created), "
+            "or list their ids in a role's contexts:"
+        )
+
+    def _warn(self, path: str, message: str) -> None:
+        self.warnings.append(Notice(path=path, message=message))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,133 @@
+"""`keel import` from the command line: the summary, `--json`, and the exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from keel.cli.app import app
+from tests.importers.conftest import WriteTree, write_files
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def registered() -> Iterator[typer.Typer]:
+    """`keel import` on the shared app for one test, then the app as it was.
+
+    Until `keel.cli` imports the module itself, registering it for good here would add a
+    command to every later test's app (and to the generated CLI reference).
+    """
+    before = list(app.registered_commands)
+    module = importlib.import_module("keel.cli.import_cmd")
+    if not any(c.name == "import" for c in app.registered_commands):
+        importlib.reload(module)
+    yield app
+    app.registered_commands[:] = before
+
+
+def invoke(*args: str | Path) -> tuple[int, str]:
+    result = runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    return result.exit_code, result.output
+
+
+def test_the_summary_lists_each_rule_the_files_and_what_to_look_at(shop: Path, brain: Path) -> None:
+    code, out = invoke("import", shop, brain)
+    assert code == 0, out
+    assert "32 rules → features/shop/" in out
+    assert "cursor-testing" in out
+    assert "**/*.test.ts, tests/**" in out
+    assert "files: 45 written, 0 updated, 0 removed, 0 unchanged" in out
+    assert "warnings (14)" in out
+    assert "skipped (7)" in out
+    assert ".windsurf/rules/typo.md:2: unknown trigger 'always' — did you mean 'always_on'?" in out
+    assert "no role admits these contexts yet" in out
+    assert f"Next: keel doctor {brain.resolve()}" in out
+
+
+def test_json_is_the_report(shop: Path, brain: Path) -> None:
+    code, out = invoke("import", shop, brain, "--role", "coder", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert set(data) == {
+        "source",
+        "brain",
+        "feature",
+        "rules",
+        "files",
+        "role",
+        "warnings",
+        "skipped",
+        "refused",
+        "hint",
+    }
+    first = data["rules"][0]
+    assert isinstance(first.pop("chars"), int)
+    assert first == {
+        "source": ".claude/CLAUDE.md",
+        "tool": "claude",
+        "context": "claude-md-claude",
+        "when": ["always"],
+        "trigger": "always",
+        "description": None,
+        "globs": [],
+        "code": None,
+    }
+    assert data["role"]["created"] is True
+    assert data["role"]["path"] == "features/shop/coder.agent.md"
+    assert data["skipped"][0] == {
+        "path": ".claude/skills/stray.md",
+        "line": None,
+        "message": "a skill is a folder with a SKILL.md (.claude/skills/<name>/SKILL.md); "
+        "Claude Code loads no loose files here — not imported",
+    }
+
+
+def test_a_second_run_reports_everything_unchanged(shop: Path, brain: Path) -> None:
+    invoke("import", shop, brain, "--feature", "rules", "--role", "coder")
+    code, out = invoke("import", shop, brain, "--feature", "rules", "--role", "coder")
+    assert code == 0
+    assert "files: 0 written, 0 updated, 0 removed, 46 unchanged" in out
+    assert "role coder: unchanged features/rules/coder.agent.md" in out
+
+
+def test_paths_are_printed_as_they_are(repo: WriteTree, brain: Path) -> None:
+    source = repo({"app/[id]/CLAUDE.md": "Fixture.\n"})
+    code, out = invoke("import", source, brain)
+    assert code == 0
+    assert "app/[id]/CLAUDE.md → claude-md-app-id  (ask, " in out
+    assert " chars; files app/\\[id\\]/**)" in out
+
+
+def test_a_refusal_exits_3_after_importing_the_rest(shop: Path, brain: Path) -> None:
+    write_files(brain, {"features/shop/agents-md.context.md": "---\nwhen: [always]\n---\nMine.\n"})
+    code, out = invoke("import", shop, brain)
+    assert code == 3
+    assert "refused (1)" in out
+    assert "features/shop/agents-md.context.md: not written by keel import" in out
+    assert "31 rules → features/shop/" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["nowhere", "{brain}"], "nowhere: no such directory", id="source"),
+        pytest.param(["{shop}", "{brain}", "--feature", "a/b"], "--feature 'a/b'", id="feature"),
+    ],
+)
+def test_a_usage_error_exits_2(shop: Path, brain: Path, args: list[str], message: str) -> None:
+    filled = [a.format(shop=shop, brain=brain) for a in args]
+    result = runner.invoke(app, ["import", *filled], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_a_usage_error_with_json_is_still_exit_2(brain: Path) -> None:
+    code, _ = invoke("import", "nowhere", brain, "--json")
+    assert code == 2

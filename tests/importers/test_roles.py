@@ -1,0 +1,169 @@
+"""`--role`: an existing role admits the imported contexts; a missing one is created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keel.brain import load_brain
+from keel.doctor import run_doctor
+from keel.importers import import_rules
+from tests.importers.conftest import WriteTree, write_files
+
+SUPPORT = """---
+# the desk's role
+description: The support desk.
+contexts: [greeting]   # what it admits
+capabilities: [context:read]
+---
+You are the support desk.
+
+---
+A rule in the persona stays as written.
+"""
+
+
+def findings(brain: Path, level: str) -> list[str]:
+    report = run_doctor(load_brain(brain), schema=None)
+    return [f"{f.check} {f.where}" for f in report.findings if f.level == level]
+
+
+def test_without_a_role_the_report_says_how_to_admit_them(repo: WriteTree, brain: Path) -> None:
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain)
+    assert report.role is None
+    assert report.hint == (
+        "no role admits these contexts yet, so no turn carries them — re-run with --role ROLE "
+        "(an existing role gets them in contexts:, a new one is created), or list their ids in "
+        "a role's contexts:"
+    )
+    assert findings(brain, "warn") == ["context.unreached features/repo/agents-md.context.md"]
+
+
+def test_a_missing_role_is_created_in_the_feature(shop: Path, brain: Path) -> None:
+    report = import_rules(shop, brain, role="coder")
+    assert report.role is not None
+    assert (report.role.path, report.role.created) == ("features/shop/coder.agent.md", True)
+    assert report.hint is None
+    role = load_brain(brain).roles["coder"]
+    assert role.agent == "cli"
+    assert role.capabilities == ("context:read",)
+    assert role.contexts == tuple(r.context for r in report.rules)
+    assert role.persona.startswith("You are a coding agent working in the shop repository.")
+    assert findings(brain, "fail") == findings(brain, "warn") == []
+
+
+def test_an_existing_role_gets_the_ids_and_keeps_everything_else(
+    repo: WriteTree, brain: Path
+) -> None:
+    write_files(brain, {"features/desk/support.agent.md": SUPPORT})
+    source = repo({"AGENTS.md": "Fixture.\n", "docs/AGENTS.md": "Fixture docs.\n"})
+    report = import_rules(source, brain, role="support")
+    assert report.role is not None
+    assert (report.role.created, report.role.added) == (False, ("agents-md", "agents-md-docs"))
+    assert report.updated == ("features/desk/support.agent.md",)
+    assert (brain / "features/desk/support.agent.md").read_text(encoding="utf-8") == (
+        SUPPORT.replace("[greeting]   #", "[greeting, agents-md, agents-md-docs] #")
+    ), "comments, other keys and the persona stay (ruamel keeps one space before a comment)"
+    assert findings(brain, "fail") == []
+
+
+def test_a_rule_whose_source_is_gone_leaves_the_role_too(repo: WriteTree, brain: Path) -> None:
+    write_files(brain, {"features/desk/support.agent.md": SUPPORT})
+    source = repo({"AGENTS.md": "Fixture.\n", "docs/AGENTS.md": "Fixture docs.\n"})
+    import_rules(source, brain, role="support")
+    (source / "docs/AGENTS.md").unlink()
+    report = import_rules(source, brain, role="support")
+    assert report.role is not None
+    assert (report.role.added, report.role.dropped) == ((), ("agents-md-docs",))
+    assert load_brain(brain).roles["support"].contexts == ("greeting", "agents-md")
+
+
+def test_other_roles_that_list_a_removed_id_are_named(repo: WriteTree, brain: Path) -> None:
+    source = repo({"AGENTS.md": "Fixture.\n", "docs/AGENTS.md": "Fixture docs.\n"})
+    import_rules(source, brain)
+    write_files(
+        brain, {"features/desk/support.agent.md": SUPPORT.replace("greeting", "agents-md-docs")}
+    )
+    (source / "docs/AGENTS.md").unlink()
+    report = import_rules(source, brain)
+    assert [str(w) for w in report.warnings] == [
+        "features/desk/support.agent.md: lists agents-md-docs, which this import removed (their "
+        "source rules are gone) — take them out of contexts:"
+    ]
+
+
+def test_a_role_that_admits_every_context_is_left_as_it_is(repo: WriteTree, brain: Path) -> None:
+    text = SUPPORT.replace("[greeting]", "['*']")
+    write_files(brain, {"features/desk/support.agent.md": text})
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="support")
+    assert report.role is not None
+    assert report.role.added == ()
+    assert report.unchanged == ("features/desk/support.agent.md",)
+
+
+def test_a_role_without_context_read_is_warned_about(repo: WriteTree, brain: Path) -> None:
+    text = SUPPORT.replace("capabilities: [context:read]\n", "")
+    write_files(brain, {"features/desk/support.agent.md": text})
+    report = import_rules(repo({"docs/AGENTS.md": "Fixture docs.\n"}), brain, role="support")
+    assert [str(w) for w in report.warnings] == [
+        "features/desk/support.agent.md: role 'support' cannot open ask contexts (no "
+        "context:read in capabilities:), so only the files a turn names bring the imported ask "
+        "rules — add context:read"
+    ]
+
+
+def test_a_role_without_a_contexts_key_gets_one(repo: WriteTree, brain: Path) -> None:
+    text = "---\ndescription: D.\ncapabilities: [context:read]\n---\nPersona.\n"
+    write_files(brain, {"features/desk/desk.agent.md": text})
+    import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="desk")
+    assert load_brain(brain).roles["desk"].contexts == ("agents-md",)
+
+
+def test_a_role_defined_twice_is_refused(repo: WriteTree, brain: Path) -> None:
+    write_files(
+        brain,
+        {"features/a/twin.agent.md": SUPPORT, "features/b/twin.agent.md": SUPPORT},
+    )
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="twin")
+    assert report.role is None
+    assert [str(n) for n in report.refused] == [
+        "features/a/twin.agent.md: role 'twin' is defined by 2 files (features/a/twin.agent.md, "
+        "features/b/twin.agent.md), so none of them loads — rename all but one, then re-run; "
+        "its contexts: were not changed"
+    ]
+    assert [r.context for r in report.rules] == ["agents-md"], "the rules are still imported"
+
+
+def test_a_role_whose_frontmatter_does_not_parse_is_refused(repo: WriteTree, brain: Path) -> None:
+    write_files(brain, {"features/a/broken.agent.md": "---\ncontexts: [a\n---\nPersona.\n"})
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="broken")
+    (refusal,) = report.refused
+    assert refusal.path == "features/a/broken.agent.md"
+    assert refusal.message.startswith("its frontmatter does not parse (")
+    assert refusal.message.endswith("its contexts: were not changed — add the ids by hand")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param("Persona only.\n", "it has no frontmatter between '---' lines", id="none"),
+        pytest.param(
+            "---\n- a\n---\nPersona.\n",
+            "its frontmatter is not a mapping of keys to values",
+            id="list",
+        ),
+        pytest.param(
+            "---\ncontexts: all\n---\nPersona.\n", "its contexts: is not a list", id="text"
+        ),
+    ],
+)
+def test_a_role_that_cannot_be_edited_is_refused_with_why(
+    repo: WriteTree, brain: Path, text: str, reason: str
+) -> None:
+    write_files(brain, {"features/a/odd.agent.md": text})
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="odd")
+    assert [n.message for n in report.refused] == [
+        f"{reason}; its contexts: were not changed — add the ids by hand"
+    ]
+    assert (brain / "features/a/odd.agent.md").read_text(encoding="utf-8") == text
