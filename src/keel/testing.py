@@ -25,6 +25,7 @@ does not need the `providers` extra.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,10 +54,11 @@ class RawToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScriptedStep:
-    """A scripted model step that may hold `RawToolCall`s."""
+    """A scripted model step that may hold `RawToolCall`s, answered after `sleep_s`."""
 
     text: str = ""
     calls: tuple[ToolCall | RawToolCall, ...] = ()
+    sleep_s: float = 0.0
 
 
 Step = ModelStep | ScriptedStep
@@ -111,13 +113,17 @@ class ScriptedModel:
             )
             return httpx2.Response(400, json=_error(problem, anthropic=anthropic))
         step = self.steps[number - 1]
+        if isinstance(step, ScriptedStep) and step.sleep_s > 0:
+            time.sleep(step.sleep_s)  # a slow model: what a crash in mid-request meets
         model = str(body.get("model", "scripted"))
+        # A stand-in for the provider's count: about four bytes of request a token.
+        read = max(1, len(request.content) // 4)
         if path.endswith("/chat/completions"):
-            return httpx2.Response(200, json=chat_completion(step, number, model))
+            return httpx2.Response(200, json=chat_completion(step, number, model, read))
         if path.endswith("/responses"):
-            return httpx2.Response(200, json=response(step, number, model))
+            return httpx2.Response(200, json=response(step, number, model, read))
         if anthropic:
-            return httpx2.Response(200, json=anthropic_message(step, number, model))
+            return httpx2.Response(200, json=anthropic_message(step, number, model, read))
         problem = f"ScriptedModel: no provider API answers at {path!r}"
         return httpx2.Response(404, json=_error(problem, anthropic=False))
 
@@ -152,7 +158,11 @@ class ScriptedModel:
         )
 
 
-def chat_completion(step: Step, number: int, model: str) -> Body:
+def _written(step: Step) -> int:
+    return len(step.text) // 4 + 10 * len(step.calls)
+
+
+def chat_completion(step: Step, number: int, model: str, read: int = 0) -> Body:
     """A step as an OpenAI Chat Completions answer."""
     message: Body = {"role": "assistant", "content": step.text or None, "refusal": None}
     if step.calls:
@@ -177,11 +187,15 @@ def chat_completion(step: Step, number: int, model: str) -> Body:
                 "logprobs": None,
             }
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": {
+            "prompt_tokens": read,
+            "completion_tokens": _written(step),
+            "total_tokens": read + _written(step),
+        },
     }
 
 
-def response(step: Step, number: int, model: str) -> Body:
+def response(step: Step, number: int, model: str, read: int = 0) -> Body:
     """A step as an OpenAI Responses answer."""
     output: list[Body] = []
     if step.text:
@@ -223,16 +237,16 @@ def response(step: Step, number: int, model: str) -> Body:
         "tools": [],
         "top_p": None,
         "usage": {
-            "input_tokens": 0,
+            "input_tokens": read,
             "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 0,
+            "output_tokens": _written(step),
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 0,
+            "total_tokens": read + _written(step),
         },
     }
 
 
-def anthropic_message(step: Step, number: int, model: str) -> Body:
+def anthropic_message(step: Step, number: int, model: str, read: int = 0) -> Body:
     """A step as an Anthropic Messages answer."""
     content: list[Body] = [{"type": "text", "text": step.text}] if step.text else []
     content += [
@@ -247,7 +261,7 @@ def anthropic_message(step: Step, number: int, model: str) -> Body:
         "content": content,
         "stop_reason": "tool_use" if step.calls else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "usage": {"input_tokens": read, "output_tokens": _written(step)},
     }
 
 

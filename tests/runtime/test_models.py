@@ -94,12 +94,16 @@ def test_a_tool_call_then_a_final_answer(adapter: Adapter, build: Build) -> None
     assembly = turn()
 
     first = model.complete(assembly, Transcript())
-    assert first == SCRIPT[0]
+    assert (first.text, first.calls) == (SCRIPT[0].text, SCRIPT[0].calls)
+    assert first.usage is not None
+    assert first.usage.input_tokens > 0
     work = Transcript().then(
         first, ToolResult(call_id="call_1", name="ticket_lookup", content="status: open")
     )
     second = model.complete(assembly, work)
-    assert second == SCRIPT[1]
+    assert (second.text, second.calls) == (SCRIPT[1].text, SCRIPT[1].calls)
+    assert second.usage is not None
+    assert second.usage.input_tokens > first.usage.input_tokens, "the work done grows it"
 
     assert scripted.remaining == 0
     sent = [r.body for r in scripted.requests]

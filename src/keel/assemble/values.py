@@ -149,11 +149,29 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """What the provider reported a request cost: input (cached part included), output."""
+
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "cached_tokens": self.cached_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelStep:
-    """One model answer within the turn: its text and the tool calls it asked for."""
+    """One model answer within the turn: its text, the tool calls it asked for, and what
+    the provider reported the request cost (None where it reported nothing)."""
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from keel.assemble.values import Assembly, ModelStep, ToolCall, Transcript
+from keel.assemble.values import Assembly, ModelStep, ToolCall, Transcript, Usage
 from keel.errors import UsageError
 from keel.payload.providers import anthropic_messages, openai_chat, openai_responses
 
@@ -59,7 +59,18 @@ class OpenAIChatModel:
             for call in message.tool_calls or ()
             if call.type == "function"
         )
-        return ModelStep(text=message.content or message.refusal or "", calls=calls)
+        usage = completion.usage
+        return ModelStep(
+            text=message.content or message.refusal or "",
+            calls=calls,
+            usage=None
+            if usage is None
+            else Usage(
+                input_tokens=usage.prompt_tokens,
+                cached_tokens=_cached(usage.prompt_tokens_details),
+                output_tokens=usage.completion_tokens,
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +91,18 @@ class OpenAIResponsesModel:
                 texts += (p.text if p.type == "output_text" else p.refusal for p in item.content)
             elif item.type == "function_call":
                 calls.append(_call(item.call_id, item.name, item.arguments))
-        return ModelStep(text="".join(texts), calls=tuple(calls))
+        usage = response.usage
+        return ModelStep(
+            text="".join(texts),
+            calls=tuple(calls),
+            usage=None
+            if usage is None
+            else Usage(
+                input_tokens=usage.input_tokens,
+                cached_tokens=_cached(usage.input_tokens_details),
+                output_tokens=usage.output_tokens,
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +127,19 @@ class AnthropicModel:
                 texts.append(block.text)
             elif block.type == "tool_use":
                 calls.append(ToolCall(id=block.id, name=block.name, arguments=dict(block.input)))
-        return ModelStep(text="".join(texts), calls=tuple(calls))
+        usage = message.usage
+        read = usage.cache_read_input_tokens or 0
+        written = usage.cache_creation_input_tokens or 0
+        return ModelStep(
+            text="".join(texts),
+            calls=tuple(calls),
+            # Anthropic counts cached and freshly cached input apart from `input_tokens`.
+            usage=Usage(
+                input_tokens=usage.input_tokens + read + written,
+                cached_tokens=read,
+                output_tokens=usage.output_tokens,
+            ),
+        )
 
 
 def _payload(
@@ -128,6 +162,11 @@ def _payload(
         model=model or limits.name,
         max_output=max_output if max_output is not None else limits.output_reserve,
     )
+
+
+def _cached(details: Any) -> int:
+    """The cached part of the input, where the provider's usage details report it."""
+    return int(getattr(details, "cached_tokens", 0) or 0)
 
 
 def _call(call_id: str, name: str, raw: str) -> ToolCall:
