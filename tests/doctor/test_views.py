@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from keel.brain import load_brain
+from keel.doctor import run_doctor
+from keel.state.database import connect
+from keel.state.schema import read_schema
 from tests.conftest import WriteBrain
-from tests.doctor.brains import ACCESS, TICKET, doctor, only
+from tests.doctor.brains import ACCESS, CLEAN, TICKET, doctor, only
 
 DIGEST = "features/desk/digest.context.md"
 
@@ -47,6 +51,23 @@ def test_a_view_the_database_lacks_fails(write_brain: WriteBrain) -> None:
     assert "carries view 'ticket_crd', which the database lacks (did you mean 'ticket_card'?)" in (
         finding.message
     )
+
+
+def test_a_view_defined_in_a_file_the_database_has_not_applied_says_to_apply_it(
+    write_brain: WriteBrain,
+) -> None:
+    brain = load_brain(write_brain(dict(CLEAN)))
+    database = connect("sqlite://", brain)  # applies 001 only
+    (brain.root / "state" / "002_more.sql").write_text(
+        "CREATE VIEW ticket_log AS SELECT ticket_id FROM tickets;\n"
+    )
+    (brain.root / TICKET).write_text(_ticket("[chat]", "  - ticket_log\n"))
+    report = run_doctor(load_brain(brain.root), schema=read_schema(database))
+    finding = only(report, "view.missing")
+    assert "state/002_more.sql defines it but this database has not applied it: run " in (
+        finding.message
+    )
+    assert "keel state apply BRAIN" in finding.message
 
 
 def test_a_by_column_the_view_lacks_fails(write_brain: WriteBrain) -> None:

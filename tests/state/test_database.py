@@ -12,7 +12,7 @@ from keel.brain import load_brain
 from keel.brain.snapshot import Brain
 from keel.brain.specs import SqlFile
 from keel.errors import StoreError
-from keel.state.database import apply_sql, connect, default_url, statements
+from keel.state.database import apply_sql, connect, default_url
 from keel.state.schema import read_schema
 
 COUNTED = "CREATE TABLE IF NOT EXISTS marks (n INTEGER);\nINSERT INTO marks VALUES (1);\n"
@@ -90,7 +90,7 @@ def test_a_bad_file_rolls_back_everything_and_names_file_and_line(tmp_path: Path
     with pytest.raises(StoreError, match=r"^state/002_bad\.sql:3: the database refused") as err:
         apply_sql(engine, files)
     assert "rolled back" in str(err.value)
-    assert read_schema(engine).names == ()
+    assert [n for n in read_schema(engine).names if not n.startswith("keel_")] == []
     engine.dispose()
 
 
@@ -133,25 +133,6 @@ def test_an_unreachable_server_names_the_url_without_its_password(tmp_path: Path
 def test_a_string_that_is_no_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"is not a database URL — write e\.g\. sqlite:///"):
         connect("just words", _brain(tmp_path, {}))
-
-
-def test_statements_split_where_sqlite_says_a_statement_ends() -> None:
-    script = (
-        "-- a dump wraps itself in a transaction\n"
-        "BEGIN TRANSACTION;\n"
-        "CREATE TABLE a (x TEXT DEFAULT ';'); CREATE TABLE b (y TEXT);\n"
-        "CREATE TRIGGER t AFTER INSERT ON a BEGIN\n"
-        "  INSERT INTO b VALUES ('x;y');\n"
-        "END;\n"
-        "COMMIT;\n"
-        "-- a trailing comment\n"
-    )
-    found = [(line, sql.strip()) for line, sql in statements(script)]
-    assert found == [
-        (3, "CREATE TABLE a (x TEXT DEFAULT ';');"),
-        (3, "CREATE TABLE b (y TEXT);"),
-        (4, "CREATE TRIGGER t AFTER INSERT ON a BEGIN\n  INSERT INTO b VALUES ('x;y');\nEND;"),
-    ]
 
 
 def test_a_dump_with_its_own_transaction_applies(tmp_path: Path) -> None:

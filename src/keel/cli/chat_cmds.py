@@ -1,4 +1,4 @@
-"""`keel send`, `keel bind`, `keel unbind`, `keel state apply`: what moves in chats."""
+"""`keel send`, `keel bind`, `keel unbind`: what moves in chats."""
 
 from __future__ import annotations
 
@@ -152,24 +152,5 @@ def unbind(
             emit_json({"unbound": {"context": context, "chat": chat, "thread": thread, "bot": bot}})
         else:
             console().print(said)
-
-    guard(as_json, body)
-
-
-state_app = typer.Typer(help="The brain's state database.", no_args_is_help=True)
-app.add_typer(state_app, name="state")
-
-
-@state_app.command("apply")
-def state_apply(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Apply the brain's state/*.sql to the database (tables, views, sample rows)."""
-
-    def body() -> None:
-        with open_engine(brain, db) as engine:
-            files = engine.apply_state()
-        if as_json:
-            emit_json({"applied": list(files)})
-        else:
-            console().print(f"applied {len(files)} file(s): {', '.join(files) or '-'}")
 
     guard(as_json, body)

@@ -7,11 +7,12 @@ look and why, rather than passing in silence.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from keel.brain.specs import ContextSpec, WhenWord
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, is_view, maybe, quoted
+from keel.state.scripts import views_defined
 
 # Links that carry an entity key whatever else is true: a chat binding, a reply to a keyed
 # post, an open that names the key.
@@ -52,6 +53,7 @@ def _against_schema(scope: Scope) -> Iterator[Finding]:
     if schema is None:
         yield _unchecked(scope)
         return
+    defined = views_defined(scope.brain.state_sql)
     for ident in sorted(scope.brain.contexts):
         context = scope.brain.contexts[ident]
         for ref in context.data:
@@ -61,8 +63,7 @@ def _against_schema(scope: Scope) -> Iterator[Finding]:
                     "view.missing",
                     f"context '{ident}'",
                     f"'{ident}' carries view '{ref.view}', which the database lacks"
-                    f"{maybe(ref.view, schema.names)} — create it in state/*.sql and apply it, "
-                    "or fix the name in `data:`",
+                    f"{maybe(ref.view, schema.names)} — {_missing_fix(ref.view, defined)}",
                     file=context.path,
                     line=line,
                 )
@@ -77,6 +78,17 @@ def _against_schema(scope: Scope) -> Iterator[Finding]:
                     file=context.path,
                     line=line,
                 )
+
+
+def _missing_fix(view: str, defined: Mapping[str, str]) -> str:
+    """What to do about a missing view: apply the file that defines it, or write one."""
+    home = defined.get(view) or defined.get(view.lower())
+    if home is not None:
+        return (
+            f"{home} defines it but this database has not applied it: run "
+            "`keel state apply BRAIN` (with --db URL for another database)"
+        )
+    return "create it in state/*.sql and apply it, or fix the name in `data:`"
 
 
 def _unchecked(scope: Scope) -> Finding:

@@ -163,10 +163,24 @@ def _keel_sessions(conn: Connection) -> None:
     m.create_all(conn, checkfirst=False)
 
 
+def _keel_state_files(conn: Connection) -> None:
+    """The brain's `state/*.sql` files the database has applied, by path and content hash."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_state_files",
+        m,
+        Column("path", String, primary_key=True),
+        Column("sha256", String, nullable=False),
+        Column("applied_at", UTCDateTime, nullable=False),
+    )
+    m.create_all(conn, checkfirst=False)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
     ("0003_keel_sessions", _keel_sessions),
+    ("0004_keel_state_files", _keel_state_files),
 )
 
 

@@ -148,3 +148,13 @@ sessions = Table(
     Column("instructions_sent", Boolean, nullable=False),
     Column("views", Text, nullable=False),
 )
+
+# Which `state/*.sql` files a database has applied: `keel state apply` runs a file once, and
+# a file whose text changed since is reported rather than run again.
+state_files = Table(
+    "keel_state_files",
+    metadata,
+    Column("path", String, primary_key=True),
+    Column("sha256", String, nullable=False),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
