@@ -41,6 +41,8 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
         "hi",
     )
     assert set(data) == {
+        "id",
+        "dry_run",
         "turn",
         "role",
         "attached",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from keel.assemble.values import ModelStep, ToolCall
+from keel.brain.specs import ReachEntry
 from keel.errors import FitOverflow, Refused, UsageError
 from keel.link.values import Conversation, RunRef, TurnRequest
 from keel.runtime.engine import Engine
@@ -138,3 +139,96 @@ def test_a_turn_that_cannot_fit_records_nothing(tmp_path: Path) -> None:
 def test_a_path_that_is_not_a_brain_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such directory"):
         Engine(tmp_path / "nowhere")
+
+
+# -- the journal and the reports ---------------------------------------------------------
+
+SHOPPER = Conversation(bot="desk", chat="tg:user:42")
+TICKETS = tuple(ReachEntry(context="ticket", entity=f"T-{n}") for n in range(479, 484))
+
+
+def test_a_dry_run_assembles_the_turn_and_records_nothing(engine: Engine) -> None:
+    dry, assembly = engine.prepare(turn(ACME, input="renewal?"), dry_run=True)
+    assert (dry.id, dry.dry_run, dry.turn) == (None, True, 1)
+    assert assembly.fit.ok
+    assert "Acme Corporation" in assembly.tail_text
+    assert engine.turns() == ()
+    assert engine.history(ACME.chat) == ()
+    real, again = engine.prepare(turn(ACME, input="renewal?"))
+    assert (real.turn, real.id) == (1, engine.turns()[0].id)
+    assert again.fit == assembly.fit
+    journal = engine.journal(real.id or 0)
+    assert [(s.id, s.used) for s in journal.sections] == [
+        (s.id, s.used_tokens) for s in again.sections
+    ]
+    with pytest.raises(UsageError, match=r"no turn 12345 in the journal"):
+        engine.journal(12345)
+
+
+def test_report_context_and_explain_read_the_recorded_turns(engine: Engine) -> None:
+    first, _ = engine.prepare(turn(SHOPPER, attach=TICKETS, input="orders"))
+    engine.prepare(turn(SHOPPER, input="and?"))
+    report = engine.report("support", since="1d", now=NOW)
+    ticket = {c.context: c for c in report.contexts}["ticket"]
+    # Code links stick: the second turn carries the same five tickets.
+    assert (report.turns, ticket.attached, ticket.stubbed) == (2, 2, 2)
+    with pytest.raises(UsageError, match=r"no role 'suport' in this brain — did you mean"):
+        engine.report("suport")
+    view = engine.context(SHOPPER.chat)
+    assert view is not None
+    assert view.journal.turn == 2
+    assert view.window is not None
+    assert view.journal.fit is not None
+    assert view.window.used == view.journal.fit.estimate
+    assert [(k.link.entity, k.turns_left) for k in view.kept] == [
+        (f"T-{n}", 2) for n in range(479, 484)
+    ]
+    assert engine.context("tg:nowhere") is None
+    explained = engine.explain(first.id or 0)
+    stubbed = [r for r in explained.rows if r.status == "stubbed"]
+    assert [(r.entity, r.knob) for r in stubbed] == [("T-483", "contexts.maxActive")]
+    dry = engine.explain(turn(ACME, open=(ReachEntry(context="client", entity="globex"),)))
+    assert dry.dry_run
+    assert dry.id is None
+    assert len(engine.turns()) == 2
+
+
+def test_what_if_re_fits_and_re_assembles_without_recording(engine: Engine) -> None:
+    engine.prepare(turn(SHOPPER, attach=TICKETS, input="orders"))
+    same = engine.what_if([], since="1d", now=NOW)
+    (shift,) = same.turns
+    assert shift.after == shift.journal.decisions
+    assert not shift.fit_replayed
+    wider = engine.what_if(["role.support.contexts_budget.maxActive=5"], since="1d", now=NOW)
+    (shift,) = wider.turns
+    assert shift.changed == ("ticket@T-483",)
+    assert shift.fit_replayed
+    assert shift.fit_after is not None
+    assert shift.journal.fit is not None
+    assert shift.fit_after.estimate > shift.journal.fit.estimate
+    tight = engine.what_if(
+        ["model.window=9000", "role.support.model.window=9000"], since="1d", now=NOW
+    )
+    (shift,) = tight.turns
+    assert shift.fit_after is not None
+    assert not shift.fit_after.ok
+    assert len(engine.turns()) == 1
+
+
+def test_bindings_list_access_yaml_and_stored_ones(engine: Engine) -> None:
+    engine.bind(context="ticket", entity="T-481", chat=FORUM, thread="77", bot="desk")
+    assert [(b.context, b.entity, b.source) for b in engine.bindings(FORUM)] == [
+        ("ticket", "T-481", "tool")
+    ]
+    assert [(b.chat, b.source) for b in engine.bindings()][-1] == (FORUM, "tool")
+    assert [(b.entity, b.source) for b in engine.bindings(ACME.chat)] == [("acme", "access")]
+
+
+def test_doctor_names_a_context_stubbed_in_the_last_week(engine: Engine) -> None:
+    assert not [f for f in engine.doctor(now=NOW).findings if f.check == "context.stubbed"]
+    engine.prepare(turn(SHOPPER, attach=TICKETS))
+    (finding,) = [f for f in engine.doctor(now=NOW).findings if f.check == "context.stubbed"]
+    assert finding.subject == "ticket"
+    assert "raise contexts.maxActive (now 4 for role 'support'" in finding.message
+    later = NOW + timedelta(days=8)
+    assert not [f for f in engine.doctor(now=later).findings if f.check == "context.stubbed"]

@@ -1,13 +1,18 @@
-"""`keel turn`: prepare one turn, assemble its model input, show or print it."""
+"""`keel turn`: prepare one turn, assemble its model input, show or print it.
+
+The flags that describe a turn (`--bot`, `--chat`, `--input`, `--run`, `--open`, ...) are
+shared with `keel explain`, which dry-runs the turn they describe (`build_request`).
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from keel.cli.app import EXIT_OVERFLOW, app, emit_json, error_console, guard
+from keel.cli.app import EXIT_OVERFLOW, app, console, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
     BotOpt,
@@ -34,6 +39,50 @@ from keel.payload.providers import PayloadFormat, first_request
 from keel.tokens.exact import counter_from_settings
 from keel.turn.prepared import Session
 
+InputOpt = Annotated[str, typer.Option("--input", help="The turn's input text.")]
+ReplyToOpt = Annotated[
+    list[str] | None, typer.Option("--reply-to", help="A message this turn replies to.")
+]
+AttachOpt = Annotated[
+    list[str] | None, typer.Option("--attach", help="A code link: CTX[=KEY] (repeatable).")
+]
+OpenOpt = Annotated[
+    list[str] | None,
+    typer.Option("--open", help="The agent's context_open: CTX[=KEY] (repeatable)."),
+]
+
+
+def build_request(
+    *,
+    bot: str,
+    chat: str,
+    thread: str | None,
+    now: datetime,
+    role: str | None,
+    dm: bool,
+    input_text: str,
+    reply_to: list[str] | None,
+    run: str | None,
+    entity: str | None,
+    reach: str | None,
+    attach: list[str] | None,
+    open_: list[str] | None,
+) -> TurnRequest:
+    """The turn the flags describe."""
+    return TurnRequest(
+        conversation=Conversation(bot=bot, chat=chat, thread=thread),
+        now=now,
+        role=role,
+        dm=dm,
+        input=input_text,
+        reply_to=tuple(reply_to or ()),
+        run=parse_run(run),
+        entity=entity,
+        reach=parse_reach(reach),
+        attach=tuple(parse_entry(a, "--attach") for a in attach or ()),
+        open=tuple(parse_entry(o, "--open") for o in open_ or ()),
+    )
+
 
 @app.command()
 def turn(
@@ -43,20 +92,13 @@ def turn(
     chat: ChatOpt = "cli",
     thread: ThreadOpt = None,
     dm: DmOpt = False,
-    input_text: Annotated[str, typer.Option("--input", help="The turn's input text.")] = "",
-    reply_to: Annotated[
-        list[str] | None, typer.Option("--reply-to", help="A message this turn replies to.")
-    ] = None,
+    input_text: InputOpt = "",
+    reply_to: ReplyToOpt = None,
     run: RunOpt = None,
     entity: EntityOpt = None,
     reach: ReachOpt = None,
-    attach: Annotated[
-        list[str] | None, typer.Option("--attach", help="A code link: CTX[=KEY] (repeatable).")
-    ] = None,
-    open_: Annotated[
-        list[str] | None,
-        typer.Option("--open", help="The agent's context_open: CTX[=KEY] (repeatable)."),
-    ] = None,
+    attach: AttachOpt = None,
+    open_: OpenOpt = None,
     session: Annotated[
         str | None,
         typer.Option("--session", help="A CLI agent's session id: send only what it lacks."),
@@ -76,6 +118,14 @@ def turn(
         Path | None,
         typer.Option("--ranks", help="Folder of <encoding>.tiktoken rank files (exact counts)."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Prepare and show the turn, but record nothing (no turn number, "
+            "history, kept links, ledger or journal).",
+        ),
+    ] = False,
     at: AtOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -83,24 +133,26 @@ def turn(
     """Prepare one turn and assemble its model input (no model call); record it."""
 
     def body() -> None:
-        request = TurnRequest(
-            conversation=Conversation(bot=bot, chat=chat, thread=thread),
+        request = build_request(
+            bot=bot,
+            chat=chat,
+            thread=thread,
             now=parse_at(at),
             role=role,
             dm=dm,
-            input=input_text,
-            reply_to=tuple(reply_to or ()),
-            run=parse_run(run),
+            input_text=input_text,
+            reply_to=reply_to,
+            run=run,
             entity=entity,
-            reach=parse_reach(reach),
-            attach=tuple(parse_entry(a, "--attach") for a in attach or ()),
-            open=tuple(parse_entry(o, "--open") for o in open_ or ()),
+            reach=reach,
+            attach=attach,
+            open_=open_,
         )
         counter = counter_from_settings(counter_name, ranks)
         cli_session = Session(id=session, compacted=compacted) if session else None
         with open_engine(brain, db, counter=counter) as engine:
             try:
-                prepared, assembly = engine.prepare(request, session=cli_session)
+                prepared, assembly = engine.prepare(request, session=cli_session, dry_run=dry_run)
             except FitOverflow as exc:
                 if as_json:
                     emit_json({"overflow": str(exc), "fit": exc.details})
@@ -119,6 +171,8 @@ def turn(
                 }
             )
         else:
+            if dry_run:
+                console().print("[yellow]dry run:[/] nothing was recorded")
             print_turn(prepared, assembly)
 
     guard(as_json, body)

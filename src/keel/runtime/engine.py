@@ -6,11 +6,16 @@ and the tool registry, and offers what a caller does with a brain:
 
     with Engine("examples/brain") as engine:
         prepared, assembly = engine.prepare(request)     # what the turn carries, its input
+        engine.prepare(request, dry_run=True)             # ... the same, recording nothing
         outcome = engine.run(request, model)              # ... and the model's answer
         engine.send(conversation, "Tonight: Whiplash", run=run, about_entity="tt2582802")
         engine.bind(context="ticket", entity="T-481", chat="tg:chat:-100...")
         engine.open(request, "policy")                    # context_open, as the agent would
         report = engine.doctor()
+        engine.report("support", since="7d")             # agent_context, from the ledger
+        engine.context("tg:chat:...")                     # /context: the chat's latest turn
+        engine.explain(prepared.id)                        # why each context did or did not
+        engine.what_if(["contexts.maxActive=5"])          # the window re-fitted, nothing kept
 
 The database is connected on first use (a new SQLite file gets the brain's `state/*.sql`),
 and Keel's tables are migrated the first time the store is used; `doctor()` alone never
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -29,26 +34,53 @@ from typing import Any
 
 from sqlalchemy import Engine as Database
 
-from keel.assemble.values import Assembly, ToolCall
+from keel.assemble.values import Assembly, Fit, ToolCall
+from keel.brain.knobs import turn_knobs
+from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.source import BrainSource
 from keel.brain.specs import ReachEntry, RoleSpec
+from keel.budget.fit import Fitted
 from keel.doctor import Report, run_doctor
-from keel.errors import StoreError
+from keel.errors import StoreError, UsageError
+from keel.ledger import (
+    DEFAULT_SINCE,
+    AgentContext,
+    ChatContext,
+    Explanation,
+    WhatIf,
+    agent_context,
+    apply_overrides,
+    chat_context,
+    context_stubbed,
+    explain,
+    parse_overrides,
+    parse_since,
+    replay_fit,
+    what_if,
+)
 from keel.link.gather import resolve_role
-from keel.link.values import Conversation, Origin, RunRef, TurnRequest
+from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
 from keel.runtime.models import ModelClient
 from keel.state.database import apply_sql, connect, creates, default_url
+from keel.state.rows import ViewRows
 from keel.state.schema import read_schema
+from keel.state.views import read_view
+from keel.store.journal_values import TurnJournal
+from keel.store.listing import LoggedMessage
 from keel.store.store import Store
 from keel.tokens import Estimator, TokenCounter
 from keel.tools import TOOLS, Registry, origin_of, record_send
 from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepare import read_history
 from keel.turn.prepared import PreparedTurn, Session
 
 # The bot a binding command acts as when none is named (its role comes from access.yaml).
 DEFAULT_BOT = "cli"
+# Turns listed, and messages shown, when no limit is named.
+DEFAULT_LIMIT = 50
+When = str | datetime  # a window's start: "7d", "24h", "30m", an ISO time, or a datetime
 
 
 class Engine:
@@ -108,14 +140,21 @@ class Engine:
     # -- turns -------------------------------------------------------------------------
 
     def prepare(
-        self, request: TurnRequest, *, session: Session | None = None
+        self, request: TurnRequest, *, session: Session | None = None, dry_run: bool = False
     ) -> tuple[PreparedTurn, Assembly]:
         """Prepare and record one turn, and assemble its model input (no model call).
 
-        Raises `FitOverflow` (recording nothing) when the input cannot fit.
+        Raises `FitOverflow` (recording nothing) when the input cannot fit. A `dry_run`
+        prepares and assembles the same way and records nothing (its turn has no id).
         """
         return prepare_and_assemble(
-            self.brain, self.store, request, self.counter, self.tools.for_role, session=session
+            self.brain,
+            self.store,
+            request,
+            self.counter,
+            self.tools.for_role,
+            session=session,
+            dry_run=dry_run,
         )
 
     def run(
@@ -233,17 +272,176 @@ class Engine:
         request = TurnRequest(conversation=conversation, now=datetime.now(UTC), role=role)
         return self.call(request, tool, arguments)
 
+    # -- reading the ledger and the journal back -----------------------------------------
+
+    def report(
+        self, role: str, *, since: When = DEFAULT_SINCE, now: datetime | None = None
+    ) -> AgentContext:
+        """`agent_context`: what each context cost `role`'s turns since `since`."""
+        if role not in self.brain.roles:
+            raise UsageError(
+                f"no role '{role}' in this brain{did_you_mean(role, self.brain.roles)}"
+            )
+        moment = now or datetime.now(UTC)
+        start = self._since(since, moment)
+        with self.store.transaction() as tx:
+            entries = tx.ledger(role=role, since=start)
+            turns = tx.journals(role=role, since=start)
+        return agent_context(role, entries, turns, since=start, until=moment)
+
+    def context(
+        self, chat: str, *, bot: str | None = None, thread: str | None = None
+    ) -> ChatContext | None:
+        """`/context`: the chat's latest turn (of `bot`, else of any), the window, kept links.
+
+        None when no turn of the chat is journaled.
+        """
+        with self.store.transaction() as tx:
+            latest = tx.journals(chat=chat, bot=bot, thread=thread, limit=1)
+            if not latest:
+                return None
+            conversation = latest[0].conversation
+            kept = tx.kept(conversation)
+            current = tx.current_turn(conversation)
+        return chat_context(latest[0], kept, current)
+
+    def journal(self, ident: int) -> TurnJournal:
+        """One recorded turn's journal; `UsageError` for an id no turn has."""
+        with self.store.transaction() as tx:
+            found = tx.journal(ident)
+        if found is None:
+            raise UsageError(
+                f"no turn {ident} in the journal — `keel turns BRAIN` lists the recorded turns"
+            )
+        return found
+
+    def explain(self, turn: int | TurnRequest) -> Explanation:
+        """Why each context of the brain did or did not reach a turn: a recorded one (by
+        id), or a dry run of `turn` (nothing recorded)."""
+        if isinstance(turn, TurnRequest):
+            prepared, _ = self.prepare(turn, dry_run=True)
+            journal = prepared.journal
+            if journal is None:  # prepare_turn always journals; a guard for the type checker
+                raise UsageError("the dry run journaled nothing")
+        else:
+            journal = self.journal(turn)
+        return explain(self.brain, journal)
+
+    def what_if(
+        self,
+        settings: Sequence[str],
+        *,
+        since: When = DEFAULT_SINCE,
+        now: datetime | None = None,
+        role: str | None = None,
+        chat: str | None = None,
+        limit: int | None = None,
+    ) -> WhatIf:
+        """The window's recorded turns re-fitted with `settings` (`KEY=VALUE`); nothing is
+        recorded. See `keel.ledger.whatif` for what is exact and what is noted."""
+        overrides = parse_overrides(settings)
+        before = self.brain
+        after = apply_overrides(before, overrides)
+        start = self._since(since, now or datetime.now(UTC))
+        store = self.store
+        with store.transaction() as tx:
+            journals = tx.journals(
+                role=role, chat=chat, since=start, limit=limit, replay=True, newest_first=False
+            )
+
+        # Each read is its own short transaction: on SQLite a transaction holds the write
+        # lock, and a what-if over many turns must not keep real turns waiting.
+        def views_now(journal: TurnJournal, link: Link) -> tuple[ViewRows, ...]:
+            context = after.contexts.get(link.context)
+            if context is None:
+                return ()
+            rows = turn_knobs(after.roles[journal.role], after.manifest).rows
+            with store.transaction() as tx:
+                return tuple(
+                    read_view(tx.connection, ref, link.entity, limit=rows) for ref in context.data
+                )
+
+        def fit_after(journal: TurnJournal, fitted: Fitted) -> Fit:
+            with store.transaction() as tx:
+                history = read_history(tx, journal.conversation, journal.turn)
+            return replay_fit(after, journal, fitted, history, self.counter, self.tools.for_role)
+
+        return what_if(
+            before,
+            after,
+            journals,
+            overrides=[o.text for o in overrides],
+            since=start,
+            views_now=views_now,
+            fit_after=fit_after,
+        )
+
+    def turns(
+        self,
+        *,
+        chat: str | None = None,
+        bot: str | None = None,
+        thread: str | None = None,
+        role: str | None = None,
+        since: When | None = None,
+        now: datetime | None = None,
+        limit: int = DEFAULT_LIMIT,
+    ) -> tuple[TurnJournal, ...]:
+        """Recorded turns, newest first (their summaries, without the view rows)."""
+        start = self._since(since, now or datetime.now(UTC)) if since is not None else None
+        with self.store.transaction() as tx:
+            return tx.journals(
+                chat=chat, bot=bot, thread=thread, role=role, since=start, limit=limit
+            )
+
+    def history(
+        self,
+        chat: str,
+        *,
+        bot: str | None = None,
+        thread: str | None = None,
+        limit: int = DEFAULT_LIMIT,
+    ) -> tuple[LoggedMessage, ...]:
+        """The chat's newest messages (any bot and thread unless named), oldest first."""
+        with self.store.transaction() as tx:
+            return tx.chat_messages(chat, bot=bot, thread=thread, limit=limit)
+
+    def bindings(self, chat: str | None = None) -> tuple[Binding, ...]:
+        """Every binding of a chat (or of all chats): access.yaml's, then context_bind's."""
+        static = [
+            Binding(context=context, entity=entity, chat=rule.scope, bot=rule.bot, source="access")
+            for rule in self.brain.access.rules
+            if rule.is_group and (chat is None or rule.scope == chat)
+            for context, entity in sorted(rule.contexts.items())
+        ]
+        with self.store.transaction() as tx:
+            stored = tx.bindings(chat) if chat is not None else tx.all_bindings()
+        return (*sorted(static, key=lambda b: (b.chat, b.bot or "", b.context)), *stored)
+
+    @staticmethod
+    def _since(since: When, now: datetime) -> datetime:
+        return since.astimezone(UTC) if isinstance(since, datetime) else parse_since(since, now)
+
     # -- the brain itself --------------------------------------------------------------
 
-    def doctor(self) -> Report:
+    def doctor(self, *, now: datetime | None = None) -> Report:
         """Check the brain; the view checks need the database, and say so when it is out
-        of reach."""
+        of reach. A database that holds turns adds the context-stubbed finding for the last
+        seven days (`now` is the clock; it never migrates)."""
         brain = self.brain
         try:
             schema, note = read_schema(self.database), None
         except StoreError as exc:
             schema, note = None, str(exc)
-        return run_doctor(brain, schema=schema, db_note=note)
+        report = run_doctor(brain, schema=schema, db_note=note)
+        if schema is None or not schema.has("keel_ledger"):
+            return report
+        moment = now or datetime.now(UTC)
+        since = parse_since(DEFAULT_SINCE, moment)
+        with Store(self.database).transaction() as tx:
+            entries = tx.ledger(since=since)
+        found = context_stubbed(brain, entries, since=since)
+        return Report.of([*report.findings, *found]) if found else report
 
     def apply_state(self) -> tuple[str, ...]:
         """Apply the brain's `state/*.sql` to its database; the files' paths.

@@ -176,11 +176,35 @@ def _keel_state_files(conn: Connection) -> None:
     m.create_all(conn, checkfirst=False)
 
 
+def _keel_turn_journal(conn: Connection) -> None:
+    """The turn journal: one row per prepared turn, what it decided and what replays it."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_turn_journal",
+        m,
+        Column("id", BigId, primary_key=True, autoincrement=True),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("turn", BigInteger, nullable=False),
+        Column("role", String, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+        Column("data", Text, nullable=False),
+        Column("replay", Text, nullable=False),
+        Index(None, "bot", "chat", "thread", "turn"),
+        Index(None, "chat", "at"),
+        Index(None, "role", "at"),
+        Index(None, "at"),
+    )
+    m.create_all(conn, checkfirst=False)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
     ("0003_keel_sessions", _keel_sessions),
     ("0004_keel_state_files", _keel_state_files),
+    ("0005_keel_turn_journal", _keel_turn_journal),
 )
 
 

@@ -158,3 +158,27 @@ state_files = Table(
     Column("sha256", String, nullable=False),
     Column("applied_at", UTCDateTime, nullable=False),
 )
+
+# One row per prepared turn. The indexed columns find turns (by conversation and number, by
+# chat or role over a window); `data` holds what the turn decided, as JSON, and `replay`
+# what a re-fit of the same turn needs without reading views again (keel.store.journal_json)
+# — two columns, so a report over many turns reads only the small one.
+turn_journal = Table(
+    "keel_turn_journal",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("turn", BigInteger, nullable=False),
+    Column("role", String, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("replay", Text, nullable=False),
+    # A conversation's turns, newest first (`keel turns`, `/context`).
+    Index(None, "bot", "chat", "thread", "turn"),
+    # A chat's turns whatever the bot or thread; a role's over a window.
+    Index(None, "chat", "at"),
+    Index(None, "role", "at"),
+    Index(None, "at"),
+)

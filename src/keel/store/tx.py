@@ -19,17 +19,22 @@ from keel.link.values import Binding, Conversation, KeptLink, Origin
 from keel.payload.sessions import SessionState
 from keel.store import bindings as _bindings
 from keel.store import history as _history
+from keel.store import journal as _journal
 from keel.store import keep as _keep
 from keel.store import ledger as _ledger
+from keel.store import listing as _listing
 from keel.store import origins as _origins
 from keel.store import sessions as _sessions
 from keel.store import turns as _turns
+from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
+from keel.store.listing import LoggedMessage
 from keel.store.sql import failing_as
 
 
 class Tx:
-    """One transaction on Keel's tables: turns, history, origins, links, ledger, sessions."""
+    """One transaction on Keel's tables: turns, history, origins, links, ledger, journal,
+    sessions."""
 
     __slots__ = ("_conn", "_open")
 
@@ -190,6 +195,59 @@ class Tx:
         """Ledger entries matching every filter given (`since` inclusive), oldest first."""
         with self._doing("read the spend ledger") as conn:
             return _ledger.ledger(conn, role=role, bot=bot, chat=chat, since=since)
+
+    # The turn journal
+
+    def record_journal(self, journal: TurnJournal) -> int:
+        """Write a prepared turn's journal row; return the turn's stable id."""
+        what = f"record the journal of turn {journal.turn} in {journal.conversation.chat}"
+        with self._doing(what) as conn:
+            return _journal.record_journal(conn, journal)
+
+    def journal(self, ident: int) -> TurnJournal | None:
+        """One turn's journal, with what replays it; None when no turn has this id."""
+        with self._doing(f"read the journal of turn {ident}") as conn:
+            return _journal.journal(conn, ident)
+
+    def journals(
+        self,
+        *,
+        bot: str | None = None,
+        chat: str | None = None,
+        thread: str | None = None,
+        role: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+        replay: bool = False,
+        newest_first: bool = True,
+    ) -> tuple[TurnJournal, ...]:
+        """Journaled turns matching every filter given; `limit` keeps the newest."""
+        with self._doing("read the turn journal") as conn:
+            return _journal.journals(
+                conn,
+                bot=bot,
+                chat=chat,
+                thread=thread,
+                role=role,
+                since=since,
+                limit=limit,
+                replay=replay,
+                newest_first=newest_first,
+            )
+
+    # Listing, for people
+
+    def chat_messages(
+        self, chat: str, *, bot: str | None = None, thread: str | None = None, limit: int = 50
+    ) -> tuple[LoggedMessage, ...]:
+        """The chat's newest `limit` messages (any bot and thread unless named), oldest first."""
+        with self._doing(f"read the messages of {chat}") as conn:
+            return _listing.chat_messages(conn, chat, bot=bot, thread=thread, limit=limit)
+
+    def all_bindings(self) -> tuple[Binding, ...]:
+        """Every binding `context_bind` stored, in every chat."""
+        with self._doing("read the stored bindings") as conn:
+            return _listing.all_bindings(conn)
 
     # CLI-agent sessions
 

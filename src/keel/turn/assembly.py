@@ -110,20 +110,25 @@ def prepare_and_assemble(
     tools: ToolsFor,
     *,
     session: Session | None = None,
+    dry_run: bool = False,
 ) -> tuple[PreparedTurn, Assembly]:
-    """Prepare the turn and assemble its input in one transaction.
+    """Prepare the turn and assemble its input in one transaction, journaled together.
 
     A turn whose input does not fit raises `FitOverflow` before any model call, and
-    records nothing: the same request can be retried once a budget is changed.
+    records nothing: the same request can be retried once a budget is changed. A `dry_run`
+    records nothing either way.
     """
     assembled: list[Assembly] = []
 
-    def check(prepared: PreparedTurn) -> None:
+    def check(prepared: PreparedTurn) -> Assembly:
         assembly = assemble_turn(
             brain, request, prepared, counter, tools, contexts=prepared.session_text
         )
         ensure_fits(assembly)
         assembled.append(assembly)
+        return assembly
 
-    prepared = prepare_turn(brain, store, request, session=session, before_commit=check)
+    prepared = prepare_turn(
+        brain, store, request, session=session, before_commit=check, dry_run=dry_run
+    )
     return prepared, assembled[0]

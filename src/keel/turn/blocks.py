@@ -1,13 +1,15 @@
-"""Rendering linked contexts into blocks, their views read now, and fitting the turn.
+"""Rendering linked contexts into blocks from their views, and fitting a turn's links.
 
 This is where a link meets the database: each linked context's views are read (in the
 caller's transaction) and rendered within its `chars` by `keel.budget`. The turn's
-preparation and the `context_open` tool both render links here, the same way.
+preparation and the `context_open` tool render links here, the same way; the preparation
+also keeps the rows each block was made of, for its journal (a later re-fit of the turn
+under other knobs renders them again without reading views).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Connection
 
@@ -17,15 +19,26 @@ from keel.brain.specs import RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
 from keel.link.values import Link
+from keel.state.rows import ViewRows
 from keel.state.views import read_view
 
+Pair = tuple[str, str | None]
+ViewsRead = Mapping[Pair, tuple[ViewRows, ...]]
 
-def render_link(
-    brain: Brain, role: RoleSpec, link: Link, reader: Connection, rows: int
-) -> Block | None:
-    """One linked context's block, its views read now, within its chars (None: too big)."""
+
+def read_link_views(
+    brain: Brain, link: Link, reader: Connection, rows: int
+) -> tuple[ViewRows, ...]:
+    """A linked context's views as they are now, filtered by the link's key where `by`."""
     context = brain.contexts[link.context]
-    views = [read_view(reader, ref, link.entity, limit=rows) for ref in context.data]
+    return tuple(read_view(reader, ref, link.entity, limit=rows) for ref in context.data)
+
+
+def render_views(
+    brain: Brain, role: RoleSpec, link: Link, views: Sequence[ViewRows]
+) -> Block | None:
+    """One linked context's block from its views as read, within its chars (None: too big)."""
+    context = brain.contexts[link.context]
     return render_block(
         context=context.id,
         entity=link.entity,
@@ -35,12 +48,31 @@ def render_link(
     )
 
 
+def render_link(
+    brain: Brain, role: RoleSpec, link: Link, reader: Connection, rows: int
+) -> Block | None:
+    """One linked context's block, its views read now, within its chars (None: too big)."""
+    return render_views(brain, role, link, read_link_views(brain, link, reader, rows))
+
+
+def fit_read(
+    brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection
+) -> tuple[Fitted, ViewsRead]:
+    """Render the links that may attach and fit them; and the views each render read.
+
+    A link stubbed before its turn came (past `maxActive`) reads no views, and has none.
+    """
+    knobs = turn_knobs(role, brain.manifest)
+    read: dict[Pair, tuple[ViewRows, ...]] = {}
+
+    def render(link: Link) -> Block | None:
+        read[link.pair] = read_link_views(brain, link, reader, knobs.rows)
+        return render_views(brain, role, link, read[link.pair])
+
+    fitted = fit_turn(links, render, knobs, can_open=role.can("context:read"))
+    return fitted, read
+
+
 def fit_links(brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection) -> Fitted:
     """Render the links that may attach and fit them into the turn's budgets."""
-    knobs = turn_knobs(role, brain.manifest)
-    return fit_turn(
-        links,
-        lambda link: render_link(brain, role, link, reader, knobs.rows),
-        knobs,
-        can_open=role.can("context:read"),
-    )
+    return fit_read(brain, role, links, reader)[0]

@@ -1,9 +1,9 @@
 """Preparing one turn: link, read views, render, fit, and record — before any model call.
 
 This is the edge where the pure stages meet the database. Everything the turn writes (its
-number, its input, the links it keeps, its ledger rows, a CLI session's state) goes in one
-transaction, so a turn refused half way leaves nothing behind; its views are read in that
-same transaction. The steps, in order:
+number, its input, the links it keeps, its ledger rows, its journal row, a CLI session's
+state) goes in one transaction, so a turn refused half way leaves nothing behind; its views
+are read in that same transaction. The steps, in order:
 
 1. count the turn and read what the stores hold for this conversation (origins of the
    messages it replies to, bindings, kept links);
@@ -11,14 +11,20 @@ same transaction. The steps, in order:
 3. render and fit the linked contexts (`keel.turn.blocks`), and read the role's own state;
 4. read the conversation's history, then record this turn's input;
 5. for a CLI agent's session, work out what it has not been sent yet;
-6. keep the inferred links, expire old ones, and write the ledger.
+6. keep the inferred links, expire old ones, and write the ledger;
+7. let the caller assemble the turn (`before_commit`), then journal it: what it decided,
+   the sections' sizes and the fit, and the view rows a later re-fit needs.
+
+A dry run does all of it, then rolls the transaction back: the counter, history, kept
+links, ledger, journal and session state are as they were.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from keel.assemble.values import Message
+from keel.assemble.values import Assembly, Message
 from keel.brain.knobs import turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
@@ -32,7 +38,8 @@ from keel.state.rows import ViewRows
 from keel.state.views import read_view
 from keel.store import Tx
 from keel.store.store import Store
-from keel.turn.blocks import fit_links
+from keel.turn.blocks import fit_read
+from keel.turn.journal import journal_of
 from keel.turn.ledger import ledger_entries
 from keel.turn.prepared import PreparedTurn, Session
 
@@ -41,54 +48,103 @@ LOG = logger("turn")
 HISTORY_READ = 200
 
 
+class _DryRun(Exception):
+    """Leaves a dry run's transaction, so the store rolls it back."""
+
+    def __init__(self, prepared: PreparedTurn) -> None:
+        super().__init__("dry run")
+        self.prepared = prepared
+
+
 def prepare_turn(
     brain: Brain,
     store: Store,
     request: TurnRequest,
     *,
     session: Session | None = None,
-    before_commit: Callable[[PreparedTurn], None] | None = None,
+    before_commit: Callable[[PreparedTurn], Assembly | None] | None = None,
+    dry_run: bool = False,
 ) -> PreparedTurn:
     """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot.
 
     A `session` matters for a role with `agent: cli` only: its turn sends just what the
     session has not seen (see `keel.payload.sessions`). `before_commit` sees the prepared
-    turn inside its transaction; whatever it raises undoes everything the turn wrote.
+    turn inside its transaction; whatever it raises undoes everything the turn wrote, and
+    the assembly it returns (if any) is journaled with the turn: its sections and its fit.
+    A `dry_run` prepares the same way and records nothing (nor logs its refusals); its
+    turn has no id.
     """
-    conversation = request.conversation
-    with store.transaction() as tx:
-        stored = _stored(tx, request)
-        result = link_turn(brain, request, stored)
-        _log_link(conversation, stored.turn, result)
-        role = brain.roles[result.role]
-        fitted = fit_links(brain, role, result.links, tx.connection)
-        renders = _renders(brain, role, tx)
-        history, older = _history(tx, conversation, stored.turn)
-        if request.input:
-            tx.record_message(
-                conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
-            )
-        session_text = _session_text(tx, role, fitted, session)
-        tx.keep(conversation, result.keep)
-        tx.expire(conversation, stored.turn)
-        tx.record_ledger(ledger_entries(request, stored.turn, result.role, fitted))
-        prepared = PreparedTurn(
-            turn=stored.turn,
-            role=result.role,
-            attached=fitted.attached,
-            stubs=fitted.stubs,
-            refused=result.refused,
-            catalog=catalog(brain, role),
-            pins=result.pins,
-            log=result.log,
-            renders=renders,
-            history=history,
-            history_older=older,
-            session_text=session_text,
-        )
-        if before_commit is not None:
-            before_commit(prepared)
+    try:
+        with store.transaction() as tx:
+            prepared = _prepare(brain, tx, request, session, before_commit, dry_run=dry_run)
+            if dry_run:
+                raise _DryRun(prepared)
+    except _DryRun as done:
+        return done.prepared
     return prepared
+
+
+def _prepare(
+    brain: Brain,
+    tx: Tx,
+    request: TurnRequest,
+    session: Session | None,
+    before_commit: Callable[[PreparedTurn], Assembly | None] | None,
+    *,
+    dry_run: bool,
+) -> PreparedTurn:
+    conversation = request.conversation
+    stored = _stored(tx, request)
+    result = link_turn(brain, request, stored)
+    if not dry_run:
+        _log_link(conversation, stored.turn, result)
+    role = brain.roles[result.role]
+    fitted, read = fit_read(brain, role, result.links, tx.connection)
+    renders = _renders(brain, role, tx)
+    history, older = read_history(tx, conversation, stored.turn)
+    if request.input:
+        tx.record_message(
+            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+        )
+    session_text = _session_text(tx, role, fitted, session)
+    tx.keep(conversation, result.keep)
+    tx.expire(conversation, stored.turn)
+    tx.record_ledger(ledger_entries(request, stored.turn, result.role, fitted))
+    prepared = PreparedTurn(
+        turn=stored.turn,
+        role=result.role,
+        attached=fitted.attached,
+        stubs=fitted.stubs,
+        refused=result.refused,
+        catalog=catalog(brain, role),
+        pins=result.pins,
+        log=result.log,
+        renders=renders,
+        history=history,
+        history_older=older,
+        session_text=session_text,
+        dry_run=dry_run,
+    )
+    assembly = before_commit(prepared) if before_commit is not None else None
+    journal = journal_of(
+        brain,
+        request,
+        stored,
+        result,
+        fitted,
+        read,
+        renders=renders,
+        session=session.id if session is not None and role.agent == "cli" else None,
+        assembly=assembly,
+    )
+    ident = tx.record_journal(journal)
+    if dry_run:
+        return replace(prepared, journal=journal)
+    return replace(prepared, id=ident, journal=replace(journal, id=ident))
+
+
+# ---------------------------------------------------------------------------------------
+# Reading the stores
 
 
 def _stored(tx: Tx, request: TurnRequest) -> Stored:
@@ -117,8 +173,8 @@ def _renders(brain: Brain, role: RoleSpec, tx: Tx) -> tuple[ViewRows, ...]:
     )
 
 
-def _history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
-    """The newest earlier messages, and how many older ones were not even read."""
+def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
+    """The newest messages before `turn`, and how many older ones were not even read."""
     history = tx.history(conversation, before_turn=turn, limit=HISTORY_READ)
     if len(history) < HISTORY_READ:
         return history, 0

@@ -1,7 +1,9 @@
 """What a prepared turn is: the contexts it carries, what it left out, and why.
 
 A `PreparedTurn` is the result of preparation (see `keel.turn.prepare`), before any model
-call. Its `to_json()` is the shape `keel turn --json` prints and the service answers.
+call. Its `to_json()` is the shape `keel turn --json` prints and the service answers. Its
+`id` is the turn's stable id in the turn journal (None for a dry run, which records
+nothing), and `journal` what was recorded, for `explain` and the reports.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from keel.assemble.values import Message
 from keel.budget.fit import Attached, Stub
 from keel.link.values import Refusal
 from keel.state.rows import ViewRows
+from keel.store.journal_values import TurnJournal
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,10 +45,16 @@ class PreparedTurn:
     history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
+    # The turn's stable id in the journal; None for a dry run.
+    id: int | None = None
+    dry_run: bool = False
+    journal: TurnJournal | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `keel turn --json` shape."""
         return {
+            "id": self.id,
+            "dry_run": self.dry_run,
             "turn": self.turn,
             "role": self.role,
             "attached": [

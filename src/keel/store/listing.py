@@ -1,0 +1,98 @@
+"""Listing what the store holds, for people: a chat's messages, every stored binding.
+
+Turns read these only to prepare (`keel.store.history`, `keel.store.bindings`); these
+queries serve inspection (`keel history`, `keel bindings`) and reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, select
+
+from keel.assemble.values import Speaker
+from keel.errors import StoreError
+from keel.link.values import Binding
+from keel.store import schema
+from keel.store.history import SPEAKERS
+from keel.store.sql import key, unkey
+
+_MESSAGES = schema.messages
+_BINDINGS = schema.bindings
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoggedMessage:
+    """One message of the history log, where and when it was said."""
+
+    bot: str
+    chat: str
+    thread: str | None
+    turn: int
+    at: datetime
+    speaker: Speaker
+    text: str
+    message_id: str | None = None
+
+
+def chat_messages(
+    conn: Connection,
+    chat: str,
+    *,
+    bot: str | None = None,
+    thread: str | None = None,
+    limit: int = 50,
+) -> tuple[LoggedMessage, ...]:
+    """The chat's newest `limit` messages (any bot and thread unless named), oldest first."""
+    if limit < 0:
+        raise StoreError(f"a limit of {limit} messages is negative — pass 0 or more")
+    query = select(_MESSAGES).where(_MESSAGES.c.chat == chat)
+    if bot is not None:
+        query = query.where(_MESSAGES.c.bot == bot)
+    if thread is not None:
+        query = query.where(_MESSAGES.c.thread == key(thread, "the thread"))
+    rows = conn.execute(query.order_by(_MESSAGES.c.at.desc(), _MESSAGES.c.id.desc()).limit(limit))
+    return tuple(
+        LoggedMessage(
+            bot=row.bot,
+            chat=row.chat,
+            thread=unkey(row.thread),
+            turn=int(row.turn),
+            at=row.at,
+            speaker=_speaker(row.speaker),
+            text=row.text,
+            message_id=row.message_id,
+        )
+        for row in reversed(rows.all())
+    )
+
+
+def all_bindings(conn: Connection) -> tuple[Binding, ...]:
+    """Every binding `context_bind` stored, by chat, thread, bot and context."""
+    rows = conn.execute(
+        select(_BINDINGS).order_by(
+            _BINDINGS.c.chat, _BINDINGS.c.thread, _BINDINGS.c.bot, _BINDINGS.c.context
+        )
+    )
+    return tuple(
+        Binding(
+            context=row.context,
+            entity=unkey(row.entity),
+            chat=row.chat,
+            thread=unkey(row.thread),
+            bot=unkey(row.bot),
+            source="tool",
+        )
+        for row in rows
+    )
+
+
+def _speaker(value: str) -> Speaker:
+    for speaker in SPEAKERS:
+        if value == speaker:
+            return speaker
+    raise StoreError(
+        f"a row of {_MESSAGES.name} has the speaker {value!r} — it must be one of "
+        f"{', '.join(SPEAKERS)}; correct or delete the row"
+    )

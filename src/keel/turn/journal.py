@@ -1,0 +1,100 @@
+"""What the journal keeps of one prepared turn: its decisions, and what replays them.
+
+A journal row holds the request, what linking decided (links, refusals, pins, the run's
+reach), what fitting decided (attached with sizes, stubbed with knobs), the catalog, the
+assembly's section sizes and fit, and for a later re-fit under other knobs the stored state
+the turn linked against and the view rows each block was made of (`keel.store.journal_*`).
+Instructions are kept as their length and a fingerprint, not their text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+
+from keel.assemble.values import Assembly
+from keel.brain.knobs import context_chars, turn_knobs
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ReachEntry
+from keel.budget.fit import Fitted
+from keel.link.catalog import catalog
+from keel.link.reach import find_run, run_reach
+from keel.link.values import LinkResult, Stored, TurnRequest
+from keel.state.rows import ViewRows
+from keel.store.journal_values import (
+    Candidate,
+    JournalReplay,
+    SectionSize,
+    TurnJournal,
+    decisions_of,
+)
+from keel.turn.blocks import ViewsRead
+
+
+@lru_cache(maxsize=4096)
+def digest(text: str) -> str:
+    """A short fingerprint of a text: enough to tell whether it changed since.
+
+    Cached: a context's instructions are the same string object turn after turn, so the
+    look-up costs a hash the string already holds.
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def journal_of(
+    brain: Brain,
+    request: TurnRequest,
+    stored: Stored,
+    result: LinkResult,
+    fitted: Fitted,
+    read: ViewsRead,
+    *,
+    renders: tuple[ViewRows, ...] = (),
+    session: str | None = None,
+    assembly: Assembly | None = None,
+) -> TurnJournal:
+    """What the journal keeps of one prepared turn (its id is given when it is written)."""
+    role = brain.roles[result.role]
+    candidates = []
+    for link in result.links:
+        context = brain.contexts[link.context]
+        candidates.append(
+            Candidate(
+                link=link,
+                chars=context_chars(context, role, brain.manifest),
+                instructions_chars=len(context.instructions),
+                instructions_sha=digest(context.instructions),
+                views=read.get(link.pair),
+            )
+        )
+    return TurnJournal(
+        id=None,
+        request=request,
+        turn=stored.turn,
+        role=result.role,
+        decisions=decisions_of(result.links, fitted),
+        refused=result.refused,
+        pins=dict(result.pins),
+        reach=_reach(brain, request),
+        knobs=turn_knobs(role, brain.manifest),
+        catalog=tuple(ident for ident, _ in catalog(brain, role)),
+        log=result.log,
+        session=session,
+        sections=tuple(
+            SectionSize(id=s.id, budget=s.budget_tokens, used=s.used_tokens, clipped=s.clipped)
+            for s in assembly.sections
+        )
+        if assembly is not None
+        else (),
+        fit=assembly.fit if assembly is not None else None,
+        counter=assembly.counter if assembly is not None else None,
+        replay=JournalReplay(stored=stored, candidates=tuple(candidates), renders=renders),
+    )
+
+
+def _reach(brain: Brain, request: TurnRequest) -> tuple[ReachEntry, ...]:
+    """The run's reach as linking resolved it (it already passed every check there)."""
+    if request.run is None:
+        return ()
+    entity = find_run(brain, request.run)
+    return run_reach(brain, entity, override=request.reach, key=request.entity)
