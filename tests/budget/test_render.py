@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keel.budget.render import cell, render_block
-from keel.state.rows import ViewRows
+from keel.budget.rows import ViewRows
 
 RULES = "Quote the SLA from the card."
 

@@ -11,6 +11,7 @@ from sqlalchemy import Engine, inspect, update
 from keel.assemble.values import Fit, Speaker
 from keel.brain.knobs import TurnKnobs
 from keel.brain.specs import ReachEntry
+from keel.budget.rows import ViewRows
 from keel.errors import StoreError
 from keel.link.values import (
     Binding,
@@ -23,7 +24,6 @@ from keel.link.values import (
     Stored,
     TurnRequest,
 )
-from keel.state.rows import ViewRows
 from keel.store import Store
 from keel.store.journal_values import (
     Candidate,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keel.budget.render import render_block
-from keel.state.rows import ViewRows
+from keel.budget.rows import ViewRows
 from keel.store.journal_json import view_json, view_rows
 
 CELLS = st.one_of(

@@ -13,9 +13,9 @@ import pytest
 from keel.assemble.values import Fit
 from keel.brain import Brain, load_brain
 from keel.budget.fit import Fitted
+from keel.budget.rows import ViewRows
 from keel.ledger import apply_overrides, parse_overrides, refit, what_if
 from keel.link.values import Conversation, Link, RunRef, TurnRequest
-from keel.state.rows import ViewRows
 from keel.state.views import read_view
 from keel.store import Store
 from keel.store.journal_values import TurnJournal

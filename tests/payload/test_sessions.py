@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from keel.budget.fit import Attached
 from keel.budget.render import Block, render_block
+from keel.budget.rows import ViewRows
 from keel.errors import UsageError
 from keel.link.values import Link
 from keel.payload.sessions import SentContext, SessionState, digest, session_delta
-from keel.state.rows import ViewRows
 
 RULES = "Quote the SLA from the card."
 EMPTY = SessionState()

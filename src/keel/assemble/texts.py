@@ -13,7 +13,7 @@ from datetime import datetime
 
 from keel.assemble.row_cuts import RenderInput
 from keel.budget.render import attr, cell
-from keel.state.rows import ViewRows
+from keel.budget.rows import ViewRows
 
 CONTEXT_RULE = (
     "Each <context> block below holds a feature's instructions and current data; follow it "

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from keel.state.rows import ViewRows
+from keel.budget.rows import ViewRows
 
 
 def attr(value: str) -> str:

@@ -35,10 +35,10 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
+from keel.budget.rows import ViewRows
 from keel.ledger.chat_context import decision_json
 from keel.link.catalog import catalog
 from keel.link.values import Link
-from keel.state.rows import ViewRows
 from keel.store.journal_values import Candidate, Decision, TurnJournal, decisions_of
 from keel.tokens import TokenCounter
 from keel.turn.assembly import ToolsFor, assemble_turn

@@ -41,6 +41,7 @@ from keel.brain.snapshot import Brain
 from keel.brain.source import BrainSource
 from keel.brain.specs import ReachEntry, RoleSpec
 from keel.budget.fit import Fitted
+from keel.budget.rows import ViewRows
 from keel.doctor import Report, run_doctor
 from keel.errors import StoreError, UsageError
 from keel.ledger import (
@@ -64,7 +65,6 @@ from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRe
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
 from keel.runtime.models import ModelClient
 from keel.state.database import apply_sql, connect, creates, default_url
-from keel.state.rows import ViewRows
 from keel.state.schema import read_schema
 from keel.state.views import read_view
 from keel.store.journal_values import TurnJournal

@@ -1,11 +1,7 @@
-"""The database behind state views.
+"""The database behind state views: connecting, applying `state/*.sql`, reading views.
 
-`keel.state.rows.ViewRows` is a plain value the pure stages read. The rest needs SQLAlchemy
-and is imported by the edges that do I/O: `database` (connecting; a new SQLite file made
-whole by `sqlite_file`), `files` (which `state/*.sql` files a database applied, applying the
-rest), `scripts` (the files as statements), `views` (reading views) and `schema`.
+Its modules need SQLAlchemy and are imported by the edges that do I/O: `database`
+(connecting, a new SQLite file built whole), `files` (applying and recording state
+files), `views` (reading a view for one turn) and `schema` (what the database holds). The
+rows a view showed are a plain value the pure stages read, `keel.budget.rows.ViewRows`.
 """
-
-from keel.state.rows import ViewRows
-
-__all__ = ["ViewRows"]

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from keel.brain.specs import ViewRef
-from keel.state.rows import ViewRows
+from keel.budget.rows import ViewRows
 
 
 def read_view(connection: Connection, ref: ViewRef, entity: str | None, *, limit: int) -> ViewRows:

@@ -16,6 +16,7 @@ from typing import Any
 from keel.assemble.values import Fit
 from keel.brain.knobs import TurnKnobs
 from keel.brain.specs import ENTITY_KINDS, ReachEntry
+from keel.budget.rows import ViewRows
 from keel.link.values import (
     Binding,
     Conversation,
@@ -27,7 +28,6 @@ from keel.link.values import (
     Stored,
     TurnRequest,
 )
-from keel.state.rows import ViewRows
 from keel.store.journal_values import (
     JOURNAL_VERSION,
     KNOBS,

@@ -20,8 +20,8 @@ from keel.assemble.values import Fit
 from keel.brain.knobs import TurnKnobs
 from keel.brain.specs import ReachEntry
 from keel.budget.fit import Fitted, Knob
+from keel.budget.rows import ViewRows
 from keel.link.values import Conversation, Link, Refusal, Stored, TurnRequest
-from keel.state.rows import ViewRows
 
 JOURNAL_VERSION = 1
 KNOBS: tuple[Knob, ...] = get_args(Knob)

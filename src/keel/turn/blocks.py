@@ -18,8 +18,8 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
+from keel.budget.rows import ViewRows
 from keel.link.values import Link
-from keel.state.rows import ViewRows
 from keel.state.views import read_view
 
 Pair = tuple[str, str | None]

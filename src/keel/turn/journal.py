@@ -17,10 +17,10 @@ from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.budget.fit import Fitted
+from keel.budget.rows import ViewRows
 from keel.link.catalog import catalog
 from keel.link.reach import find_run, run_reach
 from keel.link.values import LinkResult, Stored, TurnRequest
-from keel.state.rows import ViewRows
 from keel.store.journal_values import (
     Candidate,
     JournalReplay,

@@ -29,12 +29,12 @@ from keel.brain.knobs import turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
 from keel.budget.fit import Fitted
+from keel.budget.rows import ViewRows
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn
 from keel.link.values import Conversation, LinkResult, Stored, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
-from keel.state.rows import ViewRows
 from keel.state.views import read_view
 from keel.store import Tx
 from keel.store.store import Store

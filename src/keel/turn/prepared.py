@@ -13,8 +13,8 @@ from typing import Any
 
 from keel.assemble.values import Message
 from keel.budget.fit import Attached, Stub
+from keel.budget.rows import ViewRows
 from keel.link.values import Refusal
-from keel.state.rows import ViewRows
 from keel.store.journal_values import TurnJournal
 
 

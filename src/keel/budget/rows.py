@@ -1,4 +1,4 @@
-"""The rows one view showed for one turn: a plain value, so the pure stages need no driver."""
+"""The rows one view showed for one turn: a plain value the pure stages render and fit."""
 
 from __future__ import annotations
 

@@ -1,0 +1,88 @@
+"""Imports run one way: no package of Keel imports one that imports it back.
+
+Each package may import only packages of lower layers (or its own); the pure core — link,
+budget, assemble, tokens — imports no database driver. A runtime import inside a function
+counts as much as one at the top: the rule is about which package knows which.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).parents[1] / "src" / "keel"
+# Lowest first: a package may import only those before it, and `errors`, `log` anywhere.
+LAYERS = [
+    {"errors", "log"},
+    {"brain"},
+    {"link"},
+    {"budget"},
+    {"tokens"},
+    {"assemble"},
+    {"payload"},
+    {"store"},
+    {"state"},
+    {"code"},
+    {"turn"},
+    {"doctor"},
+    {"ledger"},
+    {"tools"},
+    {"testing"},
+    {"runtime"},
+    {"importers"},
+    {"runs", "mcp", "web"},
+    {"cli"},
+    {"__init__"},
+]
+RANK = {package: rank for rank, group in enumerate(LAYERS) for package in group}
+PURE = {"link", "budget", "assemble", "tokens", "payload"}
+
+
+def imports() -> dict[tuple[str, str], set[str]]:
+    """(package, file) → the keel packages that file imports (not counting type-only)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for file in SRC.rglob("*.py"):
+        parts = file.relative_to(SRC).parts
+        package = parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                node.body = []  # type-only imports do not couple packages at run time
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+        found[(package, str(file.relative_to(SRC)))] = names
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {package for package, _ in imports()}
+    assert packages <= set(RANK), f"give these a layer: {sorted(packages - set(RANK))}"
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    wrong = []
+    for (package, file), names in imports().items():
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "keel" or len(parts) < 2:
+                continue
+            target = parts[1]
+            if target != package and RANK.get(target, 0) > RANK[package]:
+                wrong.append(f"{file} imports {name}")
+    assert wrong == []
+
+
+def test_the_pure_core_imports_no_database_layer() -> None:
+    heavy = ("sqlalchemy", "psycopg", "keel.state", "keel.store")
+    wrong = [
+        f"{file} imports {name}"
+        for (package, file), names in imports().items()
+        if package in PURE
+        for name in names
+        if name.startswith(heavy)
+    ]
+    assert wrong == []
