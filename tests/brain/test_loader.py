@@ -93,7 +93,7 @@ def test_a_good_brain_loads_whole(write_brain: WriteBrain) -> None:
         pytest.param(
             "---\nwhen: [run]\nchars: -5\n---\nx\n",
             3,
-            "'chars' input should be greater than 0",
+            "'chars' is -5, below the minimum of 1 (docs/limits.md) — use a larger value",
             id="negative-chars",
         ),
         pytest.param(

@@ -97,3 +97,79 @@ def test_well_formed_bindings_are_fine(write_brain: WriteBrain) -> None:
         },
     )
     assert report.findings == ()
+
+
+def test_a_rule_that_did_not_load_fails_under_chat_access_only(write_brain: WriteBrain) -> None:
+    report = doctor(
+        write_brain,
+        {
+            ACCESS: _access("        contexts: { ticket: T-1 }\n        tilte: Desk\n")
+            + '      "tg:chat:-2":\n        role: suport\n'
+        },
+    )
+    assert [f.check for f in report.findings] == ["access.rule", "access.unknown-role"]
+    rule = report.findings[0]
+    assert (rule.level, rule.file, rule.line, rule.subject) == (
+        "fail",
+        ACCESS,
+        6,
+        "bot 'desk' chat 'tg:chat:-1'",
+    )
+    assert rule.message == (
+        "unknown key 'tilte' under 'bots.desk.chats.tg:chat:-1' — did you mean 'title'? — the "
+        "rule did not load, so no bot answers in chat 'tg:chat:-1' until it is fixed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "refuses"),
+    [
+        pytest.param(
+            "bots:\n  desk:\n    default: { role: support, contexts: { ticket: T-1 } }\n",
+            "bot 'desk' default rule",
+            "bot 'desk' answers no chat that has no rule of its own",
+            id="default",
+        ),
+        pytest.param(
+            "bots:\n  desk:\n    dm: { role: support, colour: red }\n",
+            "bot 'desk' DM rule",
+            "bot 'desk' answers no direct message that has no rule of its own",
+            id="dm",
+        ),
+    ],
+)
+def test_a_template_that_did_not_load_says_what_it_refuses(
+    write_brain: WriteBrain, text: str, subject: str, refuses: str
+) -> None:
+    finding = only(doctor(write_brain, {ACCESS: text}), "access.rule")
+    assert (finding.subject, finding.line) == (subject, 3)
+    assert finding.message.endswith(f"so {refuses} until it is fixed")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        pytest.param("bots:\n  desk: [\n", 3, "broken YAML", id="yaml"),
+        pytest.param(
+            "bots:\n  desk:\n    chat: {}\n",
+            3,
+            "unknown key 'chat' under 'bots.desk'",
+            id="bot-key",
+        ),
+        pytest.param("", None, "the file is empty", id="empty"),
+    ],
+)
+def test_an_access_yaml_that_did_not_load_fails_once_under_chat_access(
+    write_brain: WriteBrain, text: str, line: int | None, reason: str
+) -> None:
+    finding = only(doctor(write_brain, {ACCESS: text}), "access.file")
+    assert (finding.level, finding.file, finding.line, finding.group) == (
+        "fail",
+        ACCESS,
+        line,
+        "Chat access",
+    )
+    assert reason in finding.message
+    assert finding.message.endswith(
+        "access rules fail closed: until this is fixed, every turn of every bot is refused"
+    )

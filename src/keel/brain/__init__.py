@@ -4,7 +4,7 @@
 starts a file watcher and needs watchfiles, which the pure stages never load.
 """
 
-from keel.brain.constitution import Access, ChatRule, Manifest
+from keel.brain.constitution import Access, ChatRule, FailedRule, Manifest
 from keel.brain.loader import load_brain
 from keel.brain.snapshot import Brain
 from keel.brain.specs import (
@@ -24,6 +24,7 @@ __all__ = [
     "ChatRule",
     "ContextSpec",
     "EntitySpec",
+    "FailedRule",
     "FeatureSpec",
     "Manifest",
     "ReachEntry",

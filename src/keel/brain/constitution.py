@@ -1,12 +1,17 @@
-"""The brain's constitution: `MANIFEST.yaml` settings and `access.yaml` chat rules."""
+"""The brain's constitution: `MANIFEST.yaml` settings and `access.yaml` chat rules.
+
+How access.yaml is read, one rule at a time, is `keel.brain.access`; the values it
+yields, and the answer to "may this bot take a turn in this chat", are here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Literal
 
-from keel.brain.specs import ContextsBudget, ModelSpec
+from keel.brain.specs import ContextsBudget, ModelSpec, Skip
 
 DEFAULT_CHARS = 3000
 DEFAULT_MAX_ACTIVE = 3
@@ -48,40 +53,160 @@ class ChatRule:
 
     @property
     def is_group(self) -> bool:
-        return self.scope not in ("default", "dm")
+        return self.scope not in TEMPLATES
+
+
+TEMPLATES = ("default", "dm")
+
+
+def _cut(text: str, width: int = 80) -> str:
+    # A failed rule's bot or chat may be any text, of any length.
+    return text if len(text) <= width else f"{text[: width - 3]}..."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailedRule:
+    """A rule of access.yaml that did not load: the turns it would have governed are refused.
+
+    `scope` is "default" or "dm" for a template, else `chat` names the group the rule
+    was for (a failed group rule refuses that chat for every bot, since a group rule
+    pins the room for all of them).
+    """
+
+    bot: str
+    scope: Literal["default", "dm", "chat"]
+    chat: str | None
+    # Every problem found in the rule, in file order; never empty.
+    problems: tuple[Skip, ...]
+
+    @property
+    def line(self) -> int | None:
+        """The line of the rule's first problem."""
+        return self.problems[0].line
+
+    @property
+    def reason(self) -> str:
+        """The rule's first problem, and how many more it has."""
+        more = len(self.problems) - 1
+        return self.problems[0].reason + (f" (and {more} more problems)" if more else "")
+
+    @property
+    def subject(self) -> str:
+        """The rule in words: `bot 'nova' chat 'tg:chat:-1'`, `bot 'nova' DM rule`."""
+        bot = _cut(self.bot)
+        if self.scope == "chat":
+            return f"bot '{bot}' chat '{_cut(self.chat or '')}'"
+        return f"bot '{bot}' {'DM' if self.scope == 'dm' else 'default'} rule"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Access:
-    """`constitution/access.yaml`: every bot's chat rules."""
+    """`constitution/access.yaml`: every bot's chat rules, and the rules that failed.
+
+    Access fails closed. `refusal` answers, for a turn's bot and chat, why no turn may run
+    there: the whole file failed (`broken`), the chat's group rule failed (for any bot),
+    or the template that would govern the turn failed. A failed `dm` rule does not fall
+    back to `default`, and a failed `default` does not fall back to "no rule".
+    """
 
     path: str | None = None
     rules: tuple[ChatRule, ...] = ()
-    # Indexes over `rules`, so a turn's look-ups do not walk every rule of every bot.
-    _by_scope: Mapping[str, tuple[ChatRule, ...]] = field(default_factory=dict, repr=False)
-    _by_bot_scope: Mapping[tuple[str, str], ChatRule] = field(default_factory=dict, repr=False)
+    failed: tuple[FailedRule, ...] = ()
+    # The whole file failed: every turn of every bot is refused with this reason.
+    broken: Skip | None = None
+    # Indexes over `rules` and `failed`, so a turn's look-ups do not walk every rule.
+    _groups: Mapping[tuple[str, str], ChatRule] = field(default_factory=dict, repr=False)
+    _templates: Mapping[tuple[str, str], ChatRule] = field(default_factory=dict, repr=False)
+    _by_chat: Mapping[str, tuple[ChatRule, ...]] = field(default_factory=dict, repr=False)
+    _failed_chats: Mapping[str, FailedRule] = field(default_factory=dict, repr=False)
+    _failed_templates: Mapping[tuple[str, str], FailedRule] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
-    def of(cls, path: str | None, rules: tuple[ChatRule, ...]) -> Access:
-        by_scope: dict[str, list[ChatRule]] = {}
+    def of(
+        cls, path: str | None, rules: tuple[ChatRule, ...], failed: tuple[FailedRule, ...] = ()
+    ) -> Access:
+        by_chat: dict[str, list[ChatRule]] = {}
+        groups: dict[tuple[str, str], ChatRule] = {}
+        templates: dict[tuple[str, str], ChatRule] = {}
         for rule in rules:
-            by_scope.setdefault(rule.scope, []).append(rule)
+            if rule.is_group:
+                by_chat.setdefault(rule.scope, []).append(rule)
+                groups[(rule.bot, rule.scope)] = rule
+            else:
+                templates[(rule.bot, rule.scope)] = rule
+        failed_chats: dict[str, FailedRule] = {}
+        failed_templates: dict[tuple[str, str], FailedRule] = {}
+        for failure in failed:
+            if failure.chat is not None:
+                failed_chats.setdefault(failure.chat, failure)
+            elif failure.scope != "chat":
+                failed_templates.setdefault((failure.bot, failure.scope), failure)
         return cls(
             path=path,
             rules=rules,
-            _by_scope=MappingProxyType({k: tuple(v) for k, v in by_scope.items()}),
-            _by_bot_scope=MappingProxyType({(r.bot, r.scope): r for r in rules}),
+            failed=failed,
+            _groups=MappingProxyType(groups),
+            _templates=MappingProxyType(templates),
+            _by_chat=MappingProxyType({k: tuple(v) for k, v in by_chat.items()}),
+            _failed_chats=MappingProxyType(failed_chats),
+            _failed_templates=MappingProxyType(failed_templates),
         )
+
+    @classmethod
+    def failed_whole(cls, path: str, reason: Skip) -> Access:
+        """The file could not be used at all: every turn is refused, with `reason`."""
+        return cls(path=path, broken=reason)
 
     def group_rules(self, chat: str) -> tuple[ChatRule, ...]:
         """Every bot's group rule for this chat (a binding there pins the chat for all bots)."""
-        if chat in ("default", "dm"):
-            return ()
-        return self._by_scope.get(chat, ())
+        return self._by_chat.get(chat, ())
 
     def rule_for(self, bot: str, chat: str, *, dm: bool = False) -> ChatRule | None:
         """The rule that applies to `bot` in `chat`: the group's, else DM, else the default."""
-        for scope in (chat, "dm" if dm else None, "default"):
-            if scope is not None and (bot, scope) in self._by_bot_scope:
-                return self._by_bot_scope[(bot, scope)]
+        group = self._groups.get((bot, chat))
+        if group is not None:
+            return group
+        for scope in ("dm", "default") if dm else ("default",):
+            template = self._templates.get((bot, scope))
+            if template is not None:
+                return template
         return None
+
+    def room_refusal(self, chat: str) -> str | None:
+        """Why no bot may take a turn in `chat`: the file, or a group rule for it, failed."""
+        if self.broken is not None:
+            return (
+                f"{self.broken}; access rules fail closed, so no bot answers anywhere until "
+                "the file is fixed (keel doctor shows it)"
+            )
+        failure = self._failed_chats.get(chat)
+        if failure is None:
+            return None
+        return (
+            f"{self._where(failure)}: the rule of {failure.subject} did not load "
+            f"({failure.reason}); access rules fail closed, so no bot answers in this chat "
+            "until the rule is fixed (keel doctor shows it)"
+        )
+
+    def refusal(self, bot: str, chat: str, *, dm: bool = False) -> str | None:
+        """Why `bot` may take no turn in `chat`, whatever role or run it names; else None."""
+        refusal = self.room_refusal(chat)
+        if refusal is not None or (bot, chat) in self._groups:
+            return refusal
+        for scope in ("dm", "default") if dm else ("default",):
+            failure = self._failed_templates.get((bot, scope))
+            if failure is not None:
+                return (
+                    f"{self._where(failure)}: the {failure.subject} did not load "
+                    f"({failure.reason}); access rules fail closed, so this bot answers no "
+                    f"chat that rule governs until it is fixed (keel doctor shows it)"
+                )
+            if (bot, scope) in self._templates:
+                return None
+        return None
+
+    def _where(self, failure: FailedRule) -> str:
+        path = self.path or "constitution/access.yaml"
+        return f"{path}:{failure.line}" if failure.line is not None else path

@@ -11,22 +11,21 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from keel.brain import schema
+from keel.brain.access import broken, parse_access
 from keel.brain.constitution import (
     DEFAULT_CONTENT_PROBE_SECONDS,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_STATE_ROWS,
-    Access,
-    ChatRule,
     Manifest,
 )
 from keel.brain.document import Document, decode, parse_yaml, split
 from keel.brain.problems import validation_errors
+from keel.brain.reading import read_file
 from keel.brain.specs import (
     ContextsBudget,
     ContextSpec,
@@ -95,6 +94,11 @@ def location_of(path: str) -> Location | ContentError | None:
     """What a brain-relative POSIX path is; None for files Keel does not read."""
     parts = path.split("/")
     name = parts[-1]
+    if parts[0] in ("features", "constitution", "state") and not _utf8(path):
+        # os.scandir hands undecodable bytes over as lone surrogates, which no message,
+        # terminal or database can carry: report the name with them replaced.
+        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return ContentError(shown, "the name is not valid UTF-8 — rename it")
     if path == MANIFEST_PATH:
         return Location("manifest", "MANIFEST")
     if path == ACCESS_PATH:
@@ -119,6 +123,14 @@ def location_of(path: str) -> Location | ContentError | None:
     return Location(kind, ident, feature, folder)
 
 
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _kind_of(name: str) -> tuple[Kind | None, str]:
     if name == "FEATURE.md":
         return "feature", ""
@@ -132,19 +144,39 @@ def _kind_of(name: str) -> tuple[Kind | None, str]:
 
 
 def parse_file(root: Path, path: str, location: Location, raw: bytes | None = None) -> Parsed:
-    """Parse one file (reading it unless its bytes are given); problems come back inside."""
-    if raw is None:
-        try:
-            raw = (root / path).read_bytes()
-        except OSError as exc:
-            error = ContentError(path, f"cannot read: {exc.strerror}")
-            return Parsed(path, location, errors=(error,))
+    """Parse one file (reading it unless its bytes are given); problems come back inside.
+
+    access.yaml always yields an `Access`, even when it fails: a failed rule, or a file
+    that failed whole, must refuse turns, which no rules at all would not.
+    """
     try:
+        if raw is None:
+            raw = read_file(str(root), path)
+        if location.kind == "access":
+            access, problems = parse_access(path, _yaml_text(path, raw, _EMPTY_ACCESS))
+            return Parsed(path, location, spec=access, errors=tuple(problems))
         return Parsed(path, location, spec=_parse(path, location, raw))
     except ContentError as exc:
+        if location.kind == "access":
+            return Parsed(path, location, spec=broken(path, [exc])[0], errors=(exc,))
         return Parsed(path, location, errors=(exc,))
     except _Invalid as exc:
         return Parsed(path, location, errors=tuple(exc.errors))
+
+
+_EMPTY_MANIFEST = "the file is empty — write the settings to change, or delete the file"
+# An access.yaml emptied by accident (a failed write, a bad merge) must not read as "no
+# rules": that would unpin every room. Saying so takes one line.
+_EMPTY_ACCESS = (
+    "the file is empty, so no rule can be read and every turn is refused — write "
+    "`bots: {}` if no chat has a rule, or delete the file"
+)
+
+
+def _yaml_text(path: str, raw: bytes, empty: str) -> str:
+    if not raw.strip():
+        raise ContentError(path, empty)
+    return decode(path, raw)
 
 
 class _Invalid(Exception):
@@ -157,12 +189,11 @@ def _parse(path: str, location: Location, raw: bytes) -> Any:
         return path
     if location.kind == "sql":
         return SqlFile(path=path, text=decode(path, raw))
-    text = decode(path, raw)
-    if location.kind in ("manifest", "access"):
+    if location.kind == "manifest":
+        text = _yaml_text(path, raw, _EMPTY_MANIFEST)
         data = parse_yaml(path, text)
-        if location.kind == "manifest":
-            return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
-        return _access(path, _validate(schema.AccessFile, data, path, text, 1))
+        return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
+    text = decode(path, raw)
     if location.kind != "feature" and not re.match(schema.ID_PATTERN, location.id):
         raise ContentError(
             path,
@@ -331,27 +362,6 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         model=_model(front.model),
         sections=tuple(front.sections.items()),
     )
-
-
-def _access(path: str, front: schema.AccessFile) -> Access:
-    rules: list[ChatRule] = []
-    for bot, bot_rules in front.bots.items():
-        for scope, template in (("default", bot_rules.default), ("dm", bot_rules.dm)):
-            if template is not None:
-                rules.append(
-                    ChatRule(bot=bot, scope=scope, role=template.role, title=template.title)
-                )
-        for chat, group in bot_rules.chats.items():
-            rules.append(
-                ChatRule(
-                    bot=bot,
-                    scope=chat,
-                    role=group.role,
-                    title=group.title,
-                    contexts=MappingProxyType(dict(group.contexts)),
-                )
-            )
-    return Access.of(path, tuple(rules))
 
 
 def posix(path: str) -> str:

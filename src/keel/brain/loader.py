@@ -17,12 +17,15 @@ from typing import Any
 
 from keel.brain.constitution import Access, Manifest
 from keel.brain.files import Kind, Location, Parsed, location_of, parse_file
+from keel.brain.reading import folder_problem
 from keel.brain.snapshot import Brain, DirKey
 from keel.brain.specs import ENTITY_KINDS, ContextSpec, EntitySpec, FeatureSpec, Skip, SqlFile
 from keel.errors import ContentError, UsageError
 
 # Directories Keel never reads: its own database, VCS data, caches, virtualenvs.
 IGNORED_DIRS = frozenset({".keel", ".git", "__pycache__", ".venv", "node_modules"})
+# The folders of the brain root that Keel reads.
+TOPS = ("features", "constitution", "state")
 
 Stamp = tuple[int, int]  # (mtime_ns, size)
 
@@ -37,19 +40,39 @@ def check_root(root: Path) -> Path:
 
 
 def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, int]]:
-    """Every brain file with its stamp, and every directory with its mtime."""
+    """Every brain file with its stamp, and every directory with its mtime.
+
+    Among the files are the entries that will be skipped with a reason when parsed: a
+    directory named like a brain file, a top folder that is not a folder or links out of
+    the brain, a link to a folder below the top (see `keel.brain.reading`).
+    """
     files: dict[str, Stamp] = {}
     dirs: dict[str, int] = {}
-    for top in ("features", "constitution", "state"):
-        base = root / top
-        if base.is_dir():
-            _walk(root, base, files, dirs)
+    base = str(root)
+    for top in TOPS:
+        path = os.path.join(base, top)
+        if not os.path.lexists(path):
+            continue
+        if folder_problem(base, top, top=True) is not None:
+            files[top] = _stamp(path)
+        else:
+            _walk(root, path, files, dirs)
     return files, dirs
 
 
-def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int]) -> None:
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        # A dangling link or a file gone mid-scan: listed all the same, so that reading it
+        # reports the problem instead of the file vanishing unseen.
+        return (0, -1)
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _walk(root: Path, folder: str, files: dict[str, Stamp], dirs: dict[str, int]) -> None:
     prefix = len(str(root)) + 1
-    stack = [str(folder)]
+    stack = [folder]
     while stack:
         current = stack.pop()
         try:
@@ -58,21 +81,32 @@ def _walk(root: Path, folder: Path, files: dict[str, Stamp], dirs: dict[str, int
         except OSError:
             continue
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in IGNORED_DIRS and not entry.name.startswith("."):
-                    stack.append(entry.path)
-                continue
             rel = entry.path[prefix:].replace(os.sep, "/")
-            if location_of(rel) is None:
-                continue
-            try:
-                st = entry.stat()
-            except OSError:
-                # A dangling link or a file gone mid-scan: listed all the same, so that
-                # reading it reports the problem instead of the file vanishing unseen.
-                files[rel] = (0, -1)
-                continue
-            files[rel] = (st.st_mtime_ns, st.st_size)
+            kind = entry_kind(entry, rel)
+            if kind == "folder":
+                stack.append(entry.path)
+            elif kind == "file":
+                files[rel] = _stamp(entry.path)
+
+
+def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
+    """What a scan does with a directory entry below a top folder: walk it as a "folder",
+    take it as a "file" (to read, or to skip with its reason), or ignore it (None)."""
+    hidden = entry.name in IGNORED_DIRS or entry.name.startswith(".")
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            if hidden:
+                return None
+            # A folder named like a brain file is where a file belongs: reading says so.
+            return "file" if location_of(rel) is not None else "folder"
+        if location_of(rel) is not None:
+            return "file"
+        # A link to a folder is not followed, but said: its files would go unseen.
+        if not hidden and entry.is_symlink() and entry.is_dir():
+            return "file"
+    except OSError:
+        return None
+    return None
 
 
 def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
@@ -81,7 +115,10 @@ def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
     if isinstance(location, ContentError):
         return Parsed(path, Location("code", path), errors=(location,))
     if location is None:
-        raise UsageError(f"{path}: not a brain file")
+        problem = folder_problem(str(root), path, top=path in TOPS)
+        if problem is None:
+            raise UsageError(f"{path}: not a brain file")
+        return Parsed(path, Location("code", path), errors=(problem,))
     return parse_file(root, path, location, raw)
 
 
@@ -154,7 +191,8 @@ def _sort(results: Iterable[Parsed]) -> _Sorted:
     found = _Sorted()
     for parsed in results:
         found.skips.extend(Skip(path=e.path, reason=e.reason, line=e.line) for e in parsed.errors)
-        if parsed.errors:
+        # access.yaml comes with its failures: a failed rule still refuses its chats.
+        if parsed.errors and parsed.location.kind != "access":
             continue
         kind = parsed.location.kind
         if parsed.location.feature:

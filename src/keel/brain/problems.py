@@ -7,6 +7,7 @@ Each message names the key (and its line), the value seen and the fix; an unknow
 from __future__ import annotations
 
 import difflib
+import functools
 import types
 import typing
 from collections.abc import Iterable, Sequence
@@ -15,14 +16,31 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from keel.brain.document import locate
+from keel.brain.document import Locator
+from keel.brain.limits import MAX_PROBLEMS
 from keel.brain.schema import UNION_TAGS
 from keel.errors import ContentError
+
+# pydantic's bound errors: the context key holding the bound, and how to say it.
+_BOUNDS = {
+    "less_than_equal": ("le", "above the limit of"),
+    "less_than": ("lt", "not below"),
+    "greater_than_equal": ("ge", "below the minimum of"),
+    "greater_than": ("gt", "not above"),
+}
 
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:
     """The closest of `choices` to a misspelt `word`, if one is close enough."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if len(word) > 100:  # nothing that long is a misspelling of a key or a word
+        return None
+    return _closest(word, tuple(choices))
+
+
+@functools.lru_cache(maxsize=1024)
+def _closest(word: str, choices: tuple[str, ...]) -> str | None:
+    # Cached: a file that repeats one misspelling in a thousand rules asks a thousand times.
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return found[0] if found else None
 
 
@@ -42,26 +60,53 @@ def validation_errors(
     *,
     text: str,
     first_line: int,
+    prefix: tuple[str | int, ...] = (),
+    locator: Locator | None = None,
 ) -> list[ContentError]:
-    """One `ContentError` per problem pydantic found, in file order."""
+    """One `ContentError` per problem pydantic found, in file order, at most `MAX_PROBLEMS`.
+
+    `prefix` is where the validated value sits in the file (a rule of access.yaml is
+    validated on its own), so lines and key paths name the whole path.
+    """
+    locator = locator or Locator(text, first_line=first_line)
     details = error.errors()
-    # A misspelt key also leaves its real key missing; the did-you-mean says both.
+    # A misspelt key also leaves its real key missing; the did-you-mean says both. Only
+    # the first few unknown keys are looked at: a file of 20,000 of them needs no more.
     suggested = {
         (
             _data_loc(d["loc"])[:-1],
             suggest(str(d["loc"][-1]), _keys_at(model, _data_loc(d["loc"])[:-1])),
         )
-        for d in details
-        if d["type"] == "extra_forbidden"
+        for d in [d for d in details if d["type"] == "extra_forbidden"][: 5 * MAX_PROBLEMS]
     }
-    found: list[ContentError] = []
-    for detail in details:
-        loc = _data_loc(detail["loc"])
-        if detail["type"] == "missing" and (loc[:-1], loc[-1]) in suggested:
-            continue
-        line = locate(text, loc, first_line=first_line) if loc else None
-        found.append(ContentError(path, _message(model, detail, loc), line=line))
-    return sorted(found, key=lambda e: e.line or 0)
+    kept = [
+        d
+        for d in details
+        if not (d["type"] == "missing" and _split(_data_loc(d["loc"])) in suggested)
+    ]
+    found = [
+        ContentError(
+            path,
+            _message(model, d, loc, prefix),
+            line=locator.line(prefix + loc) if prefix + loc else None,
+        )
+        for d in kept[:MAX_PROBLEMS]
+        for loc in [_data_loc(d["loc"])]
+    ]
+    found.sort(key=lambda e: e.line or 0)
+    if len(kept) > MAX_PROBLEMS:
+        found.append(
+            ContentError(
+                path,
+                f"... and {len(kept) - MAX_PROBLEMS:,} more problems — fix these first",
+                line=found[-1].line,
+            )
+        )
+    return found
+
+
+def _split(loc: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], str | int]:
+    return loc[:-1], loc[-1]
 
 
 def _data_loc(loc: tuple[int | str, ...]) -> tuple[str | int, ...]:
@@ -70,45 +115,69 @@ def _data_loc(loc: tuple[int | str, ...]) -> tuple[str | int, ...]:
 
 
 def _key_path(loc: Sequence[str | int]) -> str:
-    return ".".join(str(s) for s in loc) if loc else "(top level)"
+    return short(".".join(str(s) for s in loc), 120) if loc else "(top level)"
 
 
-def _message(model: type[BaseModel], detail: ErrorDetails, loc: tuple[str | int, ...]) -> str:
+def _message(
+    model: type[BaseModel],
+    detail: ErrorDetails,
+    loc: tuple[str | int, ...],
+    prefix: tuple[str | int, ...] = (),
+) -> str:
     kind = detail["type"]
     seen = detail.get("input")
+    full = prefix + loc
     if kind == "extra_forbidden":
-        key = str(loc[-1])
+        key = short(loc[-1])
         known = _keys_at(model, loc[:-1])
-        where = f" under '{_key_path(loc[:-1])}'" if len(loc) > 1 else ""
-        if key == "contexts" and len(loc) > 1 and loc[-2] in ("default", "dm"):
+        where = f" under '{_key_path(full[:-1])}'" if len(full) > 1 else ""
+        if key == "contexts" and len(full) > 1 and full[-2] in ("default", "dm"):
             return (
-                f"'contexts:' under '{_key_path(loc[:-1])}' is refused: a bot-default or DM "
+                f"'contexts:' under '{_key_path(full[:-1])}' is refused: a bot-default or DM "
                 "rule is a template for many chats — bind contexts in a group rule under "
                 "'chats:' instead"
             )
         return f"unknown key '{key}'{where}{did_you_mean(key, known)}"
     if kind == "missing":
-        return f"missing key '{_key_path(loc)}' — add it to the frontmatter"
+        return f"missing key '{_key_path(full)}' — add it to the frontmatter"
     if kind == "literal_error":
         words = _literal_words(model, loc)
         if loc and loc[0] == "when":
-            return f"unknown when word '{seen}'{did_you_mean(str(seen), words)}"
-        return f"'{_key_path(loc)}' cannot be '{seen}'{did_you_mean(str(seen), words)}"
+            return f"unknown when word '{short(seen)}'{did_you_mean(str(seen), words)}"
+        return f"'{_key_path(full)}' cannot be '{short(seen)}'{did_you_mean(str(seen), words)}"
     if kind == "value_error":
-        return f"'{_key_path(loc)}': {detail['msg'].removeprefix('Value error, ')}"
+        return f"'{_key_path(full)}': {detail['msg'].removeprefix('Value error, ')}"
     if kind == "string_pattern_mismatch":
         return (
-            f"'{_key_path(loc)}' is '{seen}', which is not a valid name — use letters, "
-            "digits, '_' and '-' (views and columns: letters, digits and '_')"
+            f"'{_key_path(full)}' is '{short(seen)}', which is not a valid name — use "
+            "letters, digits, '_' and '-' (views and columns: letters, digits and '_')"
         )
+    if kind in _BOUNDS:
+        return _out_of_range(_key_path(full), seen, detail, *_BOUNDS[kind])
     if kind == "model_type" and not loc:
         return "the frontmatter must be a mapping of keys to values"
-    return f"'{_key_path(loc)}' {_lower_first(detail['msg'])} (got {_show(seen)})"
+    return f"'{_key_path(full)}' {_lower_first(detail['msg'])} (got {_show(seen)})"
+
+
+def _out_of_range(key: str, seen: Any, detail: ErrorDetails, bound: str, words: str) -> str:
+    limit = (detail.get("ctx") or {}).get(bound)
+    shown = f"{limit:,}" if isinstance(limit, int) else str(limit)
+    fix = "a smaller" if bound in ("le", "lt") else "a larger"
+    return f"'{key}' is {_show(seen)}, {words} {shown} (docs/limits.md) — use {fix} value"
+
+
+def short(value: Any, width: int = 60) -> str:
+    """A value as text, cut to `width` characters with '...' when longer."""
+    text = str(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value as a message shows it: long ones shortened, long numbers by their size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        digits = str(abs(value))  # at most MAX_INT_DIGITS, so str() is safe and cheap
+        return f"{'-' if value < 0 else ''}{digits[:6]}...{digits[-3:]} ({len(digits)} digits)"
+    return short(repr(value))
 
 
 def _lower_first(text: str) -> str:

@@ -2,7 +2,9 @@
 
 Every model forbids unknown keys, so a misspelt key fails the file's load (with a
 did-you-mean, see `keel.brain.problems`) rather than leaving a spec that quietly does less
-than its author wrote.
+than its author wrote. Every number has both ends bounded (`keel.brain.limits`), and a
+yes/no value is never taken for a number: a value that passes here is one every later
+stage can use (a row limit SQLite can bind, a retention a timedelta can hold).
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
     StringConstraints,
     Tag,
     field_validator,
+    model_validator,
 )
 
+from keel.brain import limits
 from keel.brain.specs import WhenWord
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
@@ -27,8 +32,49 @@ Ident = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=128)]
 # SQL identifiers of views and columns; always quoted when used, but kept plain here.
 SqlName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=63)]
 Text = Annotated[str, StringConstraints(min_length=1)]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+EntityKey = Annotated[str, StringConstraints(min_length=1, max_length=limits.MAX_ENTITY_CHARS)]
+ChatId = Annotated[str, StringConstraints(min_length=1, max_length=limits.MAX_CHAT_ID_CHARS)]
+SectionId = Annotated[str, StringConstraints(min_length=1, max_length=limits.MAX_SECTION_ID_CHARS)]
+
+
+def _not_yes_no(value: Any) -> Any:
+    # YAML reads `true` as a bool, and a bool is an int to Python: `chars: true` would be 1.
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a yes/no value, not a number — write a number")
+    return value
+
+
+_NUMBER = BeforeValidator(_not_yes_no)
+Chars = Annotated[int, _NUMBER, Field(ge=limits.CHARS.low, le=limits.CHARS.high)]
+MaxActive = Annotated[int, _NUMBER, Field(ge=limits.MAX_ACTIVE.low, le=limits.MAX_ACTIVE.high)]
+TurnChars = Annotated[int, _NUMBER, Field(ge=limits.TURN_CHARS.low, le=limits.TURN_CHARS.high)]
+Keep = Annotated[int, _NUMBER, Field(ge=limits.KEEP.low, le=limits.KEEP.high)]
+CodeTimeoutMs = Annotated[
+    int, _NUMBER, Field(ge=limits.CODE_TIMEOUT_MS.low, le=limits.CODE_TIMEOUT_MS.high)
+]
+StateRows = Annotated[int, _NUMBER, Field(ge=limits.STATE_ROWS.low, le=limits.STATE_ROWS.high)]
+RetentionDays = Annotated[
+    int, _NUMBER, Field(ge=limits.RETENTION_DAYS.low, le=limits.RETENTION_DAYS.high)
+]
+ProbeSeconds = Annotated[
+    float,
+    _NUMBER,
+    Field(
+        ge=limits.CONTENT_PROBE_SECONDS.low,
+        le=limits.CONTENT_PROBE_SECONDS.high,
+        allow_inf_nan=False,
+    ),
+]
+Window = Annotated[int, _NUMBER, Field(ge=limits.MODEL_WINDOW.low, le=limits.MODEL_WINDOW.high)]
+OutputReserve = Annotated[
+    int, _NUMBER, Field(ge=limits.OUTPUT_RESERVE.low, le=limits.OUTPUT_RESERVE.high)
+]
+InputAllocation = Annotated[
+    int, _NUMBER, Field(ge=limits.INPUT_ALLOCATION.low, le=limits.INPUT_ALLOCATION.high)
+]
+SectionBudget = Annotated[
+    int, _NUMBER, Field(ge=limits.SECTION_BUDGET.low, le=limits.SECTION_BUDGET.high)
+]
 ContextName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9][A-Za-z0-9_-]*)$")]
 CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
@@ -54,7 +100,7 @@ class ViewEntry(Strict):
 
 class ReachItem(Strict):
     context: Ident
-    entity: Text | None = None
+    entity: EntityKey | None = None
 
 
 # A list item is either a plain name or a mapping. Choosing the branch by the item's shape
@@ -86,8 +132,8 @@ class ContextFront(Strict):
     entity: Text | None = None
     when: list[WhenWord]
     data: DataValue = []
-    chars: PositiveInt | None = None
-    keep: NonNegativeInt | None = None
+    chars: Chars | None = None
+    keep: Keep | None = None
 
     @field_validator("when")
     @classmethod
@@ -111,18 +157,37 @@ class ContextFront(Strict):
 
 
 class BudgetFront(Strict):
-    chars: PositiveInt | None = None
-    maxActive: NonNegativeInt | None = None  # noqa: N815 - the file's own spelling
-    turnChars: PositiveInt | None = None  # noqa: N815
-    keep: NonNegativeInt | None = None
-    codeTimeoutMs: PositiveInt | None = None  # noqa: N815
+    chars: Chars | None = None
+    maxActive: MaxActive | None = None  # noqa: N815 - the file's own spelling
+    turnChars: TurnChars | None = None  # noqa: N815
+    keep: Keep | None = None
+    codeTimeoutMs: CodeTimeoutMs | None = None  # noqa: N815
 
 
 class ModelFront(Strict):
     name: Text | None = None
-    window: PositiveInt | None = None
-    output_reserve: NonNegativeInt | None = None
-    input_allocation: PositiveInt | None = None
+    window: Window | None = None
+    output_reserve: OutputReserve | None = None
+    input_allocation: InputAllocation | None = None
+
+    @model_validator(mode="after")
+    def _fits_the_window(self) -> ModelFront:
+        # Only what one file sets can be checked here; the tiers meet in keel.brain.knobs.
+        if self.window is None:
+            return self
+        reserve = self.output_reserve or 0
+        if reserve >= self.window:
+            raise ValueError(
+                f"output_reserve {reserve:,} leaves nothing of window {self.window:,} for "
+                "the input — make the reserve smaller than the window"
+            )
+        if self.input_allocation is not None and self.input_allocation > self.window - reserve:
+            raise ValueError(
+                f"input_allocation {self.input_allocation:,} is more than window "
+                f"{self.window:,} minus output_reserve {reserve:,} — lower it to at most "
+                f"{self.window - reserve:,}"
+            )
+        return self
 
 
 class RoleFront(Strict):
@@ -134,7 +199,7 @@ class RoleFront(Strict):
     agent: Literal["api", "cli"] = "api"
     contexts_budget: BudgetFront = BudgetFront()
     model: ModelFront = ModelFront()
-    sections: dict[Text, PositiveInt] = {}
+    sections: dict[SectionId, SectionBudget] = {}
 
 
 class EntityFront(Strict):
@@ -177,15 +242,15 @@ class FeatureFront(Strict):
 
 
 class StateSettings(Strict):
-    rows: NonNegativeInt | None = None
+    rows: StateRows | None = None
 
 
 class OriginSettings(Strict):
-    retentionDays: NonNegativeInt | None = None  # noqa: N815
+    retentionDays: RetentionDays | None = None  # noqa: N815
 
 
 class ProbeSettings(Strict):
-    context: Annotated[float, Field(ge=0)] | None = None
+    context: ProbeSeconds | None = None
 
 
 class ManifestFile(Strict):
@@ -195,7 +260,7 @@ class ManifestFile(Strict):
     messageOrigins: OriginSettings = OriginSettings()  # noqa: N815
     contentProbe: ProbeSettings = ProbeSettings()  # noqa: N815
     model: ModelFront = ModelFront()
-    sections: dict[Text, PositiveInt] = {}
+    sections: dict[SectionId, SectionBudget] = {}
 
 
 class TemplateRule(Strict):
@@ -206,13 +271,13 @@ class TemplateRule(Strict):
 
 
 class GroupRule(TemplateRule):
-    contexts: dict[Ident, Text | None] = {}
+    contexts: dict[Ident, EntityKey | None] = {}
 
 
 class BotRules(Strict):
     default: TemplateRule | None = None
     dm: TemplateRule | None = None
-    chats: dict[Text, GroupRule] = {}
+    chats: dict[ChatId, GroupRule] = {}
 
 
 class AccessFile(Strict):

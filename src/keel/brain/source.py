@@ -39,9 +39,18 @@ from typing import Literal
 # Private module, kept steady by the exact pin of watchfiles (see _Watcher for why).
 from watchfiles._rust_notify import RustNotify
 
-from keel.brain.files import Parsed, location_of
-from keel.brain.loader import IGNORED_DIRS, build_snapshot, check_root, parse_path
+from keel.brain.files import Parsed
+from keel.brain.loader import (
+    IGNORED_DIRS,
+    TOPS,
+    build_snapshot,
+    check_root,
+    entry_kind,
+    parse_path,
+)
+from keel.brain.reading import folder_problem, read_file
 from keel.brain.snapshot import Brain
+from keel.errors import ContentError
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +59,6 @@ logger = logging.getLogger(__name__)
 ParseFn = Callable[[Path, str, bytes | None], Parsed]
 Mode = Literal["stat", "watch"]
 
-TOPS = frozenset({"features", "constitution", "state"})
 RACY_SECONDS = 2.0
 _RACY_NS = int(RACY_SECONDS * 1e9)
 # The watcher groups a burst of events (an editor's save is several) before handing them
@@ -280,18 +288,28 @@ class BrainSource:
         self, rel: str, entries: list[os.DirEntry[str]], stack: list[str], found: set[str]
     ) -> set[str]:
         """The brain files and folders of one listing; new folders go on `stack`, files
-        not seen before into `found`."""
+        not seen before into `found`. Entries to skip with a reason count as files."""
         present: set[str] = set()
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
-            # Top folders are followed through symlinks, as the loader does.
-            if entry.is_dir(follow_symlinks=not rel):
-                if _wanted_dir(rel, entry.name):
-                    present.add(child)
-                    if child not in self._dirs:
-                        stack.append(child)
-            elif rel and location_of(child) is not None:
+            if rel:
+                kind = entry_kind(entry, child)
+            elif entry.name in TOPS:
+                # Top folders are followed through symlinks that stay inside the brain.
+                problem = folder_problem(self._root, child, top=True)
+                kind = "folder" if problem is None else "file"
+            else:
+                kind = None
+            if kind == "folder":
                 present.add(child)
+                if child in self._files:  # was a file, or a folder to skip
+                    self._drop(child)
+                if child not in self._dirs:
+                    stack.append(child)
+            elif kind == "file":
+                present.add(child)
+                if child in self._dirs:  # was a folder, is now a file or one to skip
+                    self._drop(child)
                 if child not in self._files:
                     found.add(child)
         return present
@@ -313,15 +331,12 @@ class BrainSource:
                 # "cannot read" reaches the skips instead of the file vanishing unseen.
                 st = os.lstat(path)
             try:
-                with open(path, "rb") as handle:
-                    raw = handle.read()
-            except FileNotFoundError:
+                raw = read_file(self._root, rel)
+            except ContentError:
                 if not os.path.lexists(path):
                     self._drop(rel)
                     continue
-                raw = None  # a dangling link: the parser reports why it cannot be read
-            except OSError:
-                raw = None  # the parser reads it again and reports why it cannot
+                raw = None  # the parser tries again and reports why it cannot be used
             digest = b"" if raw is None else hashlib.blake2b(raw, digest_size=16).digest()
             old = self._files.get(rel)
             if old is not None and raw is not None and old.digest == digest:
@@ -361,12 +376,6 @@ class BrainSource:
 
     def _abs(self, rel: str) -> str:
         return f"{self._root}/{rel}" if rel else self._root
-
-
-def _wanted_dir(parent: str, name: str) -> bool:
-    if not parent:
-        return name in TOPS
-    return name not in IGNORED_DIRS and not name.startswith(".")
 
 
 def _mark(racy: set[str], rel: str, is_racy: bool) -> None:

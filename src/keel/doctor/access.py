@@ -1,15 +1,22 @@
-"""Chat access: `access.yaml` bindings and rules that name what the brain does not have."""
+"""Chat access: access.yaml that did not load (whole or a rule of it), and bindings and
+rules that name what the brain does not have.
+
+Every problem of access.yaml is reported here, once, with what it refuses: a file that
+failed whole refuses every turn of every bot; a failed group rule, every turn in its chat;
+a failed default or DM rule, the turns of its bot that the template would have governed.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keel.brain.constitution import ChatRule
+from keel.brain.constitution import ChatRule, FailedRule
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope
 
 
 def check(scope: Scope) -> Iterator[Finding]:
+    yield from _failures(scope)
     path = scope.brain.access.path
     for rule in scope.brain.access.rules:
         loc = _loc(rule)
@@ -64,6 +71,40 @@ def _binding(
             file=path,
             line=line,
         )
+
+
+def _failures(scope: Scope) -> Iterator[Finding]:
+    access = scope.brain.access
+    if access.broken is not None:
+        for skip in scope.brain.skips:
+            if skip.path == access.path:
+                yield found(
+                    "access.file",
+                    skip.path,
+                    f"{skip.reason} — access rules fail closed: until this is fixed, every "
+                    "turn of every bot is refused",
+                    file=skip.path,
+                    line=skip.line,
+                )
+    for failure in access.failed:
+        for problem in failure.problems:
+            yield found(
+                "access.rule",
+                failure.subject,
+                f"{problem.reason} — the rule did not load, so {_refused(failure)} until it "
+                "is fixed",
+                file=problem.path,
+                line=problem.line,
+            )
+
+
+def _refused(failure: FailedRule) -> str:
+    if failure.scope == "chat":
+        chat = failure.chat or ""
+        return f"no bot answers in chat '{chat if len(chat) <= 80 else chat[:77] + '...'}'"
+    if failure.scope == "dm":
+        return f"bot '{failure.bot}' answers no direct message that has no rule of its own"
+    return f"bot '{failure.bot}' answers no chat that has no rule of its own"
 
 
 def _loc(rule: ChatRule) -> tuple[str, ...]:

@@ -31,6 +31,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "entity.state-view": ("Brain entities", "fail"),
     "code.load": ("Feature context code", "fail"),
     "code.orphan": ("Feature context code", "warn"),
+    "access.file": ("Chat access", "fail"),
+    "access.rule": ("Chat access", "fail"),
     "access.unknown-context": ("Chat access", "fail"),
     "access.missing-key": ("Chat access", "warn"),
     "access.extra-key": ("Chat access", "fail"),
@@ -48,6 +50,7 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "view.by-unkeyed": ("Feature contexts", "warn"),
     "view.by-without-entity": ("Feature contexts", "warn"),
     "role.no-contexts": ("Feature contexts", "note"),
+    "context.stubbed": ("Feature contexts", "warn"),
 }
 _ORDER = {check: index for index, check in enumerate(CHECKS)}
 

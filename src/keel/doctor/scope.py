@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from keel.brain.reading import read_file
 from keel.brain.document import decode, locate, parse_yaml, split
 from keel.brain.problems import suggest
 from keel.brain.snapshot import Brain
@@ -65,7 +66,7 @@ class Lines:
 
     def _read(self, path: str) -> _Front | None:
         try:
-            text = decode(path, (self._root / path).read_bytes())
+            text = decode(path, read_file(str(self._root), path))
             if path.endswith((".yaml", ".yml")):
                 return _Front(text, 1, parse_yaml(path, text))
             doc = split(path, text)

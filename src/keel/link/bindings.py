@@ -5,7 +5,8 @@ calls stored by Keel. Per context the strongest wins: access.yaml, then a bindin
 turn's thread, then one for the whole chat; and the turn's bot over every bot.
 
 The winning binding pins its context in the room: whatever the link, a keyed context
-attaches there only with the bound key (or, bound with no key, with none).
+attaches there only with the bound key (or, bound with no key, with none). A room whose
+access.yaml rule failed to load has no known pin, so nothing is bound there: it is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from keel.brain.snapshot import Brain
+from keel.errors import Refused
 from keel.link.values import Binding, Conversation
 
 
@@ -65,8 +67,12 @@ def effective_bindings(
     """The strongest binding of each context in this conversation's room, whatever its bot.
 
     Every bot's binding counts, because a binding pins the room for all of them; whether it
-    also links this bot's turns is `for_bot`'s answer.
+    also links this bot's turns is `for_bot`'s answer. Raises `Refused` when access.yaml
+    failed for this room: without its rule, no one can say what the room is pinned to.
     """
+    refusal = brain.access.room_refusal(conversation.chat)
+    if refusal is not None:
+        raise Refused(f"access refused: {refusal}")
     found: dict[str, Binding] = {}
     candidates = access_bindings(brain, conversation) + [
         b for b in stored if covers(b, conversation)

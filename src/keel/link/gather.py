@@ -16,7 +16,7 @@ from keel.brain.knobs import context_keep
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
-from keel.errors import UsageError
+from keel.errors import Refused, UsageError
 from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
 from keel.link.reach import find_run, run_reach
 from keel.link.values import (
@@ -36,8 +36,16 @@ from keel.link.values import (
 
 
 def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
-    """The role the caller names, else the run's `agent:`, else access.yaml's rule's role."""
+    """The role the caller names, else the run's `agent:`, else access.yaml's rule's role.
+
+    Raises `Refused` first when access.yaml refuses this bot in this chat (the file, the
+    chat's rule or the governing template failed to load): access fails closed, whatever
+    role or run the turn names, so a broken rule never lets a room run without its pin.
+    """
     conversation = request.conversation
+    refusal = brain.access.refusal(conversation.bot, conversation.chat, dm=request.dm)
+    if refusal is not None:
+        raise Refused(f"access refused: {refusal}")
     name = request.role
     if name is None and request.run is not None:
         name = find_run(brain, request.run).agent

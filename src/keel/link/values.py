@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from keel.brain.limits import MAX_ENTITY_CHARS
 from keel.brain.specs import EntityKind, ReachEntry
 
 LinkKind = Literal["run", "chat", "reply", "code", "ask", "always"]
@@ -18,7 +19,6 @@ LINK_KINDS: tuple[LinkKind, ...] = ("run", "chat", "reply", "code", "ask", "alwa
 STRENGTH: dict[LinkKind, int] = {kind: rank for rank, kind in enumerate(LINK_KINDS)}
 # Links that stick for `keep` turns after the one that made them.
 STICKY: frozenset[LinkKind] = frozenset({"reply", "code", "ask"})
-MAX_ENTITY_CHARS = 200
 
 
 def entity_problem(entity: str | None) -> str | None:

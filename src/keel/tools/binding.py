@@ -23,7 +23,10 @@ from keel.tools.registry import Tool, ToolContext
 BIND_CAPABILITY = "context:bind"
 
 
-def _context(brain: Brain, ident: str) -> ContextSpec:
+def _context(brain: Brain, ident: str, chat: str) -> ContextSpec:
+    refusal = brain.access.room_refusal(chat)
+    if refusal is not None:  # a room whose access rule failed takes no binding either
+        raise Refused(refusal)
     context = brain.contexts.get(ident)
     if context is None:
         raise Refused(f"no context '{ident}' in this brain{did_you_mean(ident, brain.contexts)}")
@@ -41,7 +44,7 @@ def check_bind(
     bot: str | None = None,
 ) -> Binding:
     """The binding to store, or `Refused` with the reason."""
-    spec = _context(brain, context)
+    spec = _context(brain, context, chat)
     if (problem := entity_problem(entity)) is not None:
         raise Refused(problem)
     if spec.keyed and entity is None:
@@ -67,7 +70,7 @@ def check_bind(
 
 def check_unbind(brain: Brain, *, context: str, chat: str) -> None:
     """Raise `Refused` when a binding must not be removed by the tool."""
-    _context(brain, context)
+    _context(brain, context, chat)
     for rule in brain.access.group_rules(chat):
         if context in rule.contexts:
             raise Refused(
