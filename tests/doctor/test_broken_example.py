@@ -25,6 +25,7 @@ EXPECTED = {
     ("access.extra-key", "fail", ACCESS, 17),
     ("access.unknown-role", "fail", ACCESS, 19),
     ("access.rule", "fail", ACCESS, 22),
+    ("tenancy.context", "fail", "constitution/MANIFEST.yaml", 6),
     ("context.unreached", "warn", f"{DESK}/archive.context.md", None),
     ("context.run-unreached", "warn", f"{DESK}/nightly/report.context.md", 3),
     ("reach.unknown", "fail", f"{DESK}/weekly.heartbeat.md", 7),
@@ -40,9 +41,9 @@ EXPECTED = {
 }
 NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
-# view.unchecked needs an unreachable database, and context.stubbed recorded turns (each
-# has tests of its own).
-NOT_SHOWN = {"access.file", "view.unchecked", "context.stubbed"}
+# view.unchecked needs an unreachable database, context.stubbed recorded turns, and
+# tenancy.global-views a tenancy that works (each has tests of its own).
+NOT_SHOWN = {"access.file", "view.unchecked", "context.stubbed", "tenancy.global-views"}
 
 
 def test_doctor_finds_every_fault_of_the_broken_brain_once(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_a_refused_link_is_logged_with_the_room_and_the_reason(
 
 
 def test_a_view_that_cannot_be_read_is_stubbed_and_the_turn_is_recorded(
-    reference_brain: Brain, reference_store: Store
+    reference_brain: Brain, reference_store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     shopping = reference_brain.root / "features/home/shopping.context.md"
     text = shopping.read_text(encoding="utf-8")
@@ -45,7 +45,10 @@ def test_a_view_that_cannot_be_read_is_stubbed_and_the_turn_is_recorded(
     request = TurnRequest(conversation=family, now=datetime(2026, 11, 29, tzinfo=UTC), input="hi")
     prepared = prepare_turn(brain, reference_store, request)
     block = prepared.attached[0].block.text
-    assert '<view name="home_no_such_view">could not be read:' in block
+    assert '<view name="home_no_such_view">could not be read (the log says why)</view>' in block
+    assert "home_no_such_view" not in block.split("could not be read")[1], "no database text"
+    (record,) = [r for r in caplog.records if r.name == "keel.state"]
+    assert "view home_no_such_view could not be read:" in record.getMessage()
     assert '<view name="home_shopping_open">' in block
     with reference_store.transaction() as tx:
         assert tx.current_turn(family) == 1, "the turn was committed"

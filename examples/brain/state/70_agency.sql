@@ -55,7 +55,8 @@ INSERT INTO finance_ledger VALUES
     ('e-0405', '2025-04', 'rent',      NULL,     -2400.00),
     ('e-0320', '2025-03', 'retainer',  'acme',    8000.00);
 
+-- client_slug marks a client's lines: in a client's room (MANIFEST tenancy) only theirs show.
 CREATE VIEW finance_cashflow_month AS
-SELECT entry_id, line, client, amount
+SELECT entry_id, line, client AS client_slug, amount
 FROM finance_ledger
 WHERE period = '2025-04';

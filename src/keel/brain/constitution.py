@@ -24,6 +24,15 @@ DEFAULT_CONTENT_PROBE_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Tenancy:
+    """MANIFEST `tenancy:`: the context whose binding is a room's tenant, and the column
+    that marks a tenant's rows in any view."""
+
+    context: str
+    column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Manifest:
     """`constitution/MANIFEST.yaml`; every key has a default, so a brain may omit the file."""
 
@@ -35,6 +44,7 @@ class Manifest:
     content_probe_seconds: float = DEFAULT_CONTENT_PROBE_SECONDS
     model: ModelSpec = field(default_factory=ModelSpec)
     sections: tuple[tuple[str, int], ...] = ()
+    tenancy: Tenancy | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,6 +22,7 @@ from keel.brain.constitution import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_STATE_ROWS,
     Manifest,
+    Tenancy,
 )
 from keel.brain.document import Document, decode, parse_yaml, split
 from keel.brain.problems import validation_errors
@@ -361,6 +362,9 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         content_probe_seconds=DEFAULT_CONTENT_PROBE_SECONDS if probe is None else probe,
         model=_model(front.model),
         sections=tuple(front.sections.items()),
+        tenancy=None
+        if front.tenancy is None
+        else Tenancy(context=front.tenancy.context, column=front.tenancy.column),
     )
 
 

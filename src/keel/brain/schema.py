@@ -253,8 +253,14 @@ class ProbeSettings(Strict):
     context: ProbeSeconds | None = None
 
 
+class TenancyFront(Strict):
+    context: Ident
+    column: SqlName
+
+
 class ManifestFile(Strict):
     name: Text | None = None
+    tenancy: TenancyFront | None = None
     contexts: BudgetFront = BudgetFront()
     state: StateSettings = StateSettings()
     messageOrigins: OriginSettings = OriginSettings()  # noqa: N815

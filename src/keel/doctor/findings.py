@@ -37,6 +37,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "access.missing-key": ("Chat access", "warn"),
     "access.extra-key": ("Chat access", "fail"),
     "access.unknown-role": ("Chat access", "fail"),
+    "tenancy.context": ("Chat access", "fail"),
+    "tenancy.global-views": ("Chat access", "note"),
     "context.unreached": ("Feature contexts", "warn"),
     "context.run-unreached": ("Feature contexts", "warn"),
     "reach.unknown": ("Feature contexts", "fail"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from keel.brain.snapshot import Brain
-from keel.doctor import access, code, contexts, entities, roles, views
+from keel.doctor import access, code, contexts, entities, roles, tenancy, views
 from keel.doctor.findings import Finding, Report
 from keel.doctor.scope import Scope
 from keel.state.schema import Schema
@@ -19,6 +19,6 @@ def run_doctor(brain: Brain, *, schema: Schema | None, db_note: str | None = Non
     """
     scope = Scope(brain, schema, db_note)
     findings: list[Finding] = []
-    for module in (entities, code, access, contexts, views, roles):
+    for module in (entities, code, access, tenancy, contexts, views, roles):
         findings.extend(module.check(scope))
     return Report.of(findings)

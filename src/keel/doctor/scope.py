@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keel.brain.reading import read_file
 from keel.brain.document import decode, locate, parse_yaml, split
 from keel.brain.problems import suggest
+from keel.brain.reading import read_file
 from keel.brain.snapshot import Brain
 from keel.brain.specs import EntitySpec
 from keel.errors import ContentError

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from keel.brain.snapshot import Brain
 from keel.errors import Refused
-from keel.link.values import Binding, Conversation
+from keel.link.values import Binding, Conversation, Tenant
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,3 +113,11 @@ def pin(context: str, entity: str | None, pins: Mapping[str, str | None]) -> Pin
             f"entity and is refused here — ask without a key to read '{pinned}'"
         ),
     )
+
+
+def tenant_of(brain: Brain, pins: Mapping[str, str | None]) -> Tenant | None:
+    """The room's tenant when MANIFEST `tenancy:` names a context the room is pinned for."""
+    tenancy = brain.manifest.tenancy
+    if tenancy is None or tenancy.context not in pins:
+        return None
+    return Tenant(column=tenancy.column, key=pins[tenancy.context])

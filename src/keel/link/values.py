@@ -160,3 +160,12 @@ class LinkResult:
     restart_features: frozenset[str] = frozenset()
     pins: dict[str, str | None] = field(default_factory=dict)
     log: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tenant:
+    """Whose rows a pinned room may see: in every view with `column`, only `key`'s rows
+    (`key` None: the room is pinned to no tenant, and such views show none)."""
+
+    column: str
+    key: str | None

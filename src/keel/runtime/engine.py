@@ -60,6 +60,7 @@ from keel.ledger import (
     replay_fit,
     what_if,
 )
+from keel.link.bindings import tenant_of
 from keel.link.gather import resolve_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
@@ -356,9 +357,11 @@ class Engine:
             if context is None:
                 return ()
             rows = turn_knobs(after.roles[journal.role], after.manifest).rows
+            tenant = tenant_of(after, journal.pins)
             with store.transaction() as tx:
                 return tuple(
-                    read_view(tx.connection, ref, link.entity, limit=rows) for ref in context.data
+                    read_view(tx.connection, ref, link.entity, limit=rows, tenant=tenant)
+                    for ref in context.data
                 )
 
         def fit_after(journal: TurnJournal, fitted: Fitted) -> Fit:

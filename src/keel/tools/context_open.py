@@ -18,7 +18,7 @@ from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.errors import Refused
-from keel.link.bindings import pin
+from keel.link.bindings import pin, tenant_of
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
 from keel.store import Tx
@@ -47,7 +47,8 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
         raise Refused(f"'{entry.context}' could not be opened here")
     role = brain.roles[result.role]
     tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
-    block = render_link(brain, role, link, tx.connection, turn_knobs(role, brain.manifest).rows)
+    rows = turn_knobs(role, brain.manifest).rows
+    block = render_link(brain, role, link, tx.connection, rows, tenant_of(brain, result.pins))
     if block is None:
         chars = context_chars(brain.contexts[link.context], role, brain.manifest)
         raise Refused(

@@ -19,7 +19,7 @@ from keel.brain.specs import RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
-from keel.link.values import Link
+from keel.link.values import Link, Tenant
 from keel.state.views import read_view
 
 Pair = tuple[str, str | None]
@@ -27,11 +27,14 @@ ViewsRead = Mapping[Pair, tuple[ViewRows, ...]]
 
 
 def read_link_views(
-    brain: Brain, link: Link, reader: Connection, rows: int
+    brain: Brain, link: Link, reader: Connection, rows: int, tenant: Tenant | None = None
 ) -> tuple[ViewRows, ...]:
-    """A linked context's views as they are now, filtered by the link's key where `by`."""
+    """A linked context's views as they are now, filtered by the link's key where `by`,
+    and to the room's tenant where a view has the tenant's column."""
     context = brain.contexts[link.context]
-    return tuple(read_view(reader, ref, link.entity, limit=rows) for ref in context.data)
+    return tuple(
+        read_view(reader, ref, link.entity, limit=rows, tenant=tenant) for ref in context.data
+    )
 
 
 def render_views(
@@ -49,14 +52,23 @@ def render_views(
 
 
 def render_link(
-    brain: Brain, role: RoleSpec, link: Link, reader: Connection, rows: int
+    brain: Brain,
+    role: RoleSpec,
+    link: Link,
+    reader: Connection,
+    rows: int,
+    tenant: Tenant | None = None,
 ) -> Block | None:
     """One linked context's block, its views read now, within its chars (None: too big)."""
-    return render_views(brain, role, link, read_link_views(brain, link, reader, rows))
+    return render_views(brain, role, link, read_link_views(brain, link, reader, rows, tenant))
 
 
 def fit_read(
-    brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection
+    brain: Brain,
+    role: RoleSpec,
+    links: Sequence[Link],
+    reader: Connection,
+    tenant: Tenant | None = None,
 ) -> tuple[Fitted, ViewsRead]:
     """Render the links that may attach and fit them; and the views each render read.
 
@@ -66,13 +78,19 @@ def fit_read(
     read: dict[Pair, tuple[ViewRows, ...]] = {}
 
     def render(link: Link) -> Block | None:
-        read[link.pair] = read_link_views(brain, link, reader, knobs.rows)
+        read[link.pair] = read_link_views(brain, link, reader, knobs.rows, tenant)
         return render_views(brain, role, link, read[link.pair])
 
     fitted = fit_turn(links, render, knobs, can_open=role.can("context:read"))
     return fitted, read
 
 
-def fit_links(brain: Brain, role: RoleSpec, links: Sequence[Link], reader: Connection) -> Fitted:
+def fit_links(
+    brain: Brain,
+    role: RoleSpec,
+    links: Sequence[Link],
+    reader: Connection,
+    tenant: Tenant | None = None,
+) -> Fitted:
     """Render the links that may attach and fit them into the turn's budgets."""
-    return fit_read(brain, role, links, reader)[0]
+    return fit_read(brain, role, links, reader, tenant)[0]

@@ -30,9 +30,10 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
+from keel.link.bindings import tenant_of
 from keel.link.catalog import catalog
 from keel.link.gather import link_turn
-from keel.link.values import Conversation, LinkResult, Stored, TurnRequest
+from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
 from keel.state.views import read_view
@@ -99,8 +100,9 @@ def _prepare(
     if not dry_run:
         _log_link(conversation, stored.turn, result)
     role = brain.roles[result.role]
-    fitted, read = fit_read(brain, role, result.links, tx.connection)
-    renders = _renders(brain, role, tx)
+    tenant = tenant_of(brain, result.pins)
+    fitted, read = fit_read(brain, role, result.links, tx.connection, tenant)
+    renders = _renders(brain, role, tx, tenant)
     history, older = read_history(tx, conversation, stored.turn)
     if request.input:
         tx.record_message(
@@ -163,11 +165,12 @@ def _stored(tx: Tx, request: TurnRequest) -> Stored:
     )
 
 
-def _renders(brain: Brain, role: RoleSpec, tx: Tx) -> tuple[ViewRows, ...]:
-    """The role's own state views, those no context claims (a claimed view travels with it)."""
+def _renders(brain: Brain, role: RoleSpec, tx: Tx, tenant: Tenant | None) -> tuple[ViewRows, ...]:
+    """The role's own state views, those no context claims (a claimed view travels with it),
+    filtered to the room's tenant like every other view read in the room."""
     rows = turn_knobs(role, brain.manifest).rows
     return tuple(
-        read_view(tx.connection, ViewRef(view=view), None, limit=rows)
+        read_view(tx.connection, ViewRef(view=view), None, limit=rows, tenant=tenant)
         for view in role.state
         if view not in brain.claimed_views
     )
