@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
-from keel.code import ContextCode, HookGate, load_context_code, load_gate, load_module
-from keel.code.modules import module_name
+from keel.code import (
+    ContextCode,
+    EngagePolicy,
+    HookGate,
+    Pipeline,
+    define_engage,
+    define_gate,
+    define_pipeline,
+    load_context_code,
+    load_gate,
+    load_module,
+)
+from keel.code.modules import load_export, module_name
 from keel.errors import ContentError
 
 PATH = "features/desk/ticket.context.py"
@@ -182,3 +195,52 @@ def test_a_syntax_error_in_an_imported_module_points_at_the_import(tmp_path: Pat
         sys.path.remove(str(tmp_path))
         sys.modules.pop("helpers_broken", None)
     assert err.value.line == 2
+
+
+def test_a_policy_and_a_pipeline_export_what_their_kind_needs(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "from keel.code import define_engage\n\nengage = define_engage(lambda m: None)\n",
+        "constitution/nova.engage.py",
+    )
+    _write(
+        tmp_path,
+        "from keel.code import define_pipeline\n\n@define_pipeline\nasync def pipeline(ctx, vars):\n    return vars\n",
+        "features/a/go.pipeline.py",
+    )
+    assert isinstance(load_export(tmp_path, "constitution/nova.engage.py", "engage"), EngagePolicy)
+    assert isinstance(load_export(tmp_path, "features/a/go.pipeline.py", "pipeline"), Pipeline)
+
+
+def test_a_file_exporting_another_kind_says_which(tmp_path: Path) -> None:
+    _write(tmp_path, "from keel.code import define_gate\n\ncontext = define_gate(print)\n")
+    with pytest.raises(
+        ContentError,
+        match=r":3: 'context' is not what define_context returns \(it holds what define_gate returns\)",
+    ):
+        load_context_code(tmp_path, PATH)
+
+
+@pytest.mark.parametrize(
+    ("call", "pattern"),
+    [
+        pytest.param(
+            lambda: define_engage(cast(Any, 3)),
+            r"define_engage needs a function, got int",
+            id="engage",
+        ),
+        pytest.param(
+            lambda: define_pipeline(cast(Any, "run")),
+            r"define_pipeline needs a function, got str",
+            id="pipeline",
+        ),
+        pytest.param(
+            lambda: define_gate(cast(Any, None)),
+            r"define_gate needs a function, got NoneType",
+            id="gate",
+        ),
+    ],
+)
+def test_define_functions_need_functions(call: Callable[[], object], pattern: str) -> None:
+    with pytest.raises(TypeError, match=pattern):
+        call()

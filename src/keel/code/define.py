@@ -1,22 +1,39 @@
-"""What brain code defines: the code half of a context, and a hook's gate.
+"""What brain code defines: a context's code half, a hook's gate, a chat policy, a pipeline.
 
-Brain code lives beside its spec — `<id>.context.py` beside `<id>.context.md`,
-`<id>.hook.py` beside `<id>.hook.md` — and exports one value made by these functions::
+Brain code lives beside its spec and exports one value made by these functions, under a
+name fixed by the kind of file::
 
-    # features/support/ticket.context.py
+    # features/support/ticket.context.py        -> context = define_context(...)
     import re
     from keel.code import define_context
 
-    def match(turn):
+    def match(turn, ctx):
         found = re.search(r"\\bT-\\d+\\b", turn.input)
         return {"entity": found.group(0)} if found else None
 
-    context = define_context(match=match)
+    async def render(entity, ctx):
+        rows = ctx.query("SELECT due FROM sla WHERE ticket_id = :id", {"id": entity})
+        return [{"key": "sla", "text": f"due {rows[0]['due']}"}] if rows else []
 
-    # features/dutch/skip.hook.py
-    from keel.code import define_gate
+    context = define_context(match=match, render=render)
 
+    # features/dutch/skip.hook.py               -> hook = define_gate(gate)
     hook = define_gate(lambda event, ctx: {"reach": [{"context": event["skill"]}]})
+
+    # constitution/nova.engage.py               -> engage = define_engage(fn)
+    @define_engage
+    def engage(message, ctx):
+        found = re.search(r"\\bT-\\d+\\b", message.text or "")
+        if found is None:
+            return None  # no verdict: the bot's chat rules decide
+        return {"engage": True, "attach": [{"context": "ticket", "entity": found.group(0)}]}
+
+    # features/sales/outreach.pipeline.py       -> pipeline = define_pipeline(run)
+    @define_pipeline
+    async def pipeline(ctx, vars):
+        ...
+
+Every function may take its `ctx` argument or leave it out (`match(turn)` is fine).
 """
 
 from __future__ import annotations
@@ -28,6 +45,8 @@ from typing import Any
 Match = Callable[..., Any]
 Render = Callable[..., Any]
 Gate = Callable[..., Any]
+Engage = Callable[..., Any]
+PipelineRun = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +64,20 @@ class HookGate:
     gate: Gate
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngagePolicy:
+    """A bot's chat policy: whether to answer a message, and which contexts it attaches."""
+
+    engage: Engage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pipeline:
+    """A scenario's steps: `run(ctx, vars)`, usually `async`, called by the runs worker."""
+
+    run: PipelineRun
+
+
 def define_context(*, match: Match | None = None, render: Render | None = None) -> ContextCode:
     """Declare a context's code; export the result as `context` from `<id>.context.py`."""
     if match is None and render is None:
@@ -57,6 +90,22 @@ def define_context(*, match: Match | None = None, render: Render | None = None) 
 
 def define_gate(gate: Gate) -> HookGate:
     """Declare a hook's gate; export the result as `hook` from `<id>.hook.py`."""
-    if not callable(gate):
-        raise TypeError(f"define_gate needs a function, got {type(gate).__name__}")
+    _callable("define_gate", gate)
     return HookGate(gate=gate)
+
+
+def define_engage(engage: Engage) -> EngagePolicy:
+    """Declare a bot's chat policy; export it as `engage` from `constitution/<bot>.engage.py`."""
+    _callable("define_engage", engage)
+    return EngagePolicy(engage=engage)
+
+
+def define_pipeline(run: PipelineRun) -> Pipeline:
+    """Declare a scenario's steps; export them as `pipeline` from `<id>.pipeline.py`."""
+    _callable("define_pipeline", run)
+    return Pipeline(run=run)
+
+
+def _callable(name: str, fn: object) -> None:
+    if not callable(fn):
+        raise TypeError(f"{name} needs a function, got {type(fn).__name__}")

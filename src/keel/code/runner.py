@@ -1,0 +1,178 @@
+"""`CodeRunner`: brain code's calls, typed — one turn's matches, its renders, a chat policy's
+verdicts, a hook's gate, doctor's look at a file — each checked before it is believed.
+
+Each method hands one batch to the worker pool (`keel.code.pool`), so its calls run at once
+and the batch takes as long as its slowest call, never longer than the longest timeout.
+Every answer is checked (`keel.code.answers`), and what the code logged or printed, and
+every failure, goes to the `keel.code` logger under the file's path: failures and dropped
+attach entries as warnings, the code's own lines as info. The answers are plain values for
+the turn to record::
+
+    with CodeRunner(brain.root, db_url=url) as runner:
+        matches = runner.match_all([MatchCall(context="ticket", path=..., keyed=True,
+                                              turn=TurnView(...), timeout_ms=2000)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from keel.code.answers import engage_answer, gate_answer, match_answer, render_answer
+from keel.code.modules import CodeKind
+from keel.code.pool import LOG, WorkerPool
+from keel.code.values import (
+    DEFAULT_TIMEOUT_MS,
+    EngageAnswer,
+    EngageCall,
+    Failure,
+    GateAnswer,
+    GateCall,
+    Inspection,
+    Job,
+    MatchAnswer,
+    MatchCall,
+    RenderAnswer,
+    RenderCall,
+    Reply,
+)
+
+
+class CodeRunner(WorkerPool):
+    """Runs one brain's code in worker processes; thread-safe; a context manager."""
+
+    def match_all(
+        self, calls: Sequence[MatchCall], *, retry_crowded: bool = False
+    ) -> tuple[MatchAnswer, ...]:
+        """Ask every context's `match` about the turn, all at once.
+
+        `retry_crowded` is doctor's: see `WorkerPool.run`. So are the other methods'.
+        """
+        # One plain turn per TurnView: the calls that share it send it once.
+        turns = {id(c.turn): c.turn.to_json() for c in calls}
+        jobs = [
+            Job(
+                kind="match",
+                path=c.path,
+                args={"context": c.context, "turn": turns[id(c.turn)]},
+                timeout_ms=c.timeout_ms,
+            )
+            for c in calls
+        ]
+        answers = tuple(
+            match_answer(c, r)
+            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
+        )
+        for call, answer in zip(calls, answers, strict=True):
+            _report(call.path, answer.failure, answer.log)
+        return answers
+
+    def render_all(
+        self, calls: Sequence[RenderCall], *, retry_crowded: bool = False
+    ) -> tuple[RenderAnswer, ...]:
+        """Ask every attached context's `render` for its sections, all at once."""
+        jobs = [
+            Job(
+                kind="render",
+                path=c.path,
+                args={"context": c.context, "entity": c.entity},
+                timeout_ms=c.timeout_ms,
+            )
+            for c in calls
+        ]
+        answers = tuple(
+            render_answer(c, r)
+            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
+        )
+        for call, answer in zip(calls, answers, strict=True):
+            _report(call.path, answer.failure, answer.log)
+        return answers
+
+    def engage_all(
+        self, calls: Sequence[EngageCall], *, retry_crowded: bool = False
+    ) -> tuple[EngageAnswer, ...]:
+        """Ask a chat policy about each message of a turn (merged messages: one call each)."""
+        jobs = [
+            Job(
+                kind="engage",
+                path=c.path,
+                args={"bot": c.bot, "message": dict(c.message)},
+                timeout_ms=c.timeout_ms,
+            )
+            for c in calls
+        ]
+        answers = tuple(
+            engage_answer(c, r)
+            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
+        )
+        for call, answer in zip(calls, answers, strict=True):
+            _report(call.path, answer.failure, answer.log)
+            for reason in answer.dropped:
+                LOG.warning("%s", reason)
+        return answers
+
+    def gate(self, call: GateCall) -> GateAnswer:
+        """Ask a hook's gate about one event (`keel.code.gates.fire_gate` checks the reach)."""
+        (answer,) = self.gate_all([call])
+        return answer
+
+    def gate_all(
+        self, calls: Sequence[GateCall], *, retry_crowded: bool = False
+    ) -> tuple[GateAnswer, ...]:
+        """Ask several gates at once (doctor's probe); each answer as `gate` gives it."""
+        jobs = [
+            Job(
+                kind="gate",
+                path=c.path,
+                args={
+                    "hook": c.hook,
+                    "event": dict(c.event),
+                    "reach": [{"context": r.context, "entity": r.entity} for r in c.reach],
+                },
+                timeout_ms=c.timeout_ms,
+            )
+            for c in calls
+        ]
+        answers = tuple(
+            gate_answer(c, r)
+            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
+        )
+        for call, answer in zip(calls, answers, strict=True):
+            _report(call.path, answer.failure, answer.log)
+        return answers
+
+    def inspect_all(
+        self, files: Sequence[tuple[str, CodeKind]], *, timeout_ms: int = DEFAULT_TIMEOUT_MS
+    ) -> tuple[Inspection, ...]:
+        """Load each (path, kind) file in a worker and say what it exports, or why not."""
+        jobs = [
+            Job(kind="inspect", path=path, args={"kind": kind}, timeout_ms=timeout_ms)
+            for path, kind in files
+        ]
+        # A module that exits while loading takes its worker down with the other files it
+        # was loading; each of those is loaded again alone, so the finding lands on it.
+        replies = self.run(jobs, retry_crowded=True)
+        return tuple(
+            _inspection(path, reply) for (path, _), reply in zip(files, replies, strict=True)
+        )
+
+
+def _inspection(path: str, reply: Reply) -> Inspection:
+    value = reply.value
+    if reply.failure is not None or not isinstance(value, dict):
+        failure = reply.failure or Failure(
+            file=path, kind="shape", reason="the worker gave no account of this file"
+        )
+        return Inspection(path=path, failure=failure)
+    return Inspection(
+        path=path,
+        functions=tuple(value["functions"]),
+        async_functions=tuple(value["async"]),
+        lines=dict(value["lines"]),
+    )
+
+
+def _report(path: str, failure: Failure | None, log: Sequence[str]) -> None:
+    for line in log:
+        LOG.info("%s: %s", path, line)
+    if failure is not None:
+        LOG.warning("%s", failure)
