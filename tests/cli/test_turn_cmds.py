@@ -43,6 +43,7 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
     assert set(data) == {
         "id",
         "dry_run",
+        "engage",
         "turn",
         "role",
         "attached",

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from keel.brain import load_brain
+from keel.code.probe import code_files
+from keel.code.runner import CodeRunner
 from keel.doctor import Finding, Report, run_doctor
 from keel.state.database import connect
 from keel.state.schema import read_schema
@@ -70,7 +72,10 @@ def doctor(
     files: dict[str, str | bytes] = {p: t for p, t in merged.items() if t is not None}
     brain = load_brain(write_brain(files))
     schema = read_schema(connect("sqlite://", brain)) if database else None
-    return run_doctor(brain, schema=schema, db_note=db_note)
+    if not code_files(brain):
+        return run_doctor(brain, schema=schema, db_note=db_note)
+    with CodeRunner(brain.root) as runner:
+        return run_doctor(brain, schema=schema, db_note=db_note, runner=runner)
 
 
 def of(report: Report, check: str) -> list[Finding]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from keel.brain import load_brain
+from keel.code.runner import CodeRunner
 from keel.doctor import CHECKS, run_doctor
 from keel.state.database import connect
 from keel.state.schema import read_schema
@@ -20,6 +24,7 @@ EXPECTED = {
     ("entity.state-view", "fail", f"{DESK}/night.agent.md", 4),
     ("code.load", "fail", f"{DESK}/faq.context.py", 10),
     ("code.orphan", "warn", f"{DESK}/refund.context.py", None),
+    ("code.probe", "warn", f"{DESK}/escalate.hook.py", 11),
     ("access.unknown-context", "fail", ACCESS, 11),
     ("access.missing-key", "warn", ACCESS, 14),
     ("access.extra-key", "fail", ACCESS, 17),
@@ -43,13 +48,27 @@ NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
 # view.unchecked needs an unreachable database, context.stubbed recorded turns, and
 # tenancy.global-views a tenancy that works (each has tests of its own).
-NOT_SHOWN = {"access.file", "view.unchecked", "context.stubbed", "tenancy.global-views"}
+NOT_SHOWN = {
+    "access.file",
+    "view.unchecked",
+    "context.stubbed",
+    "tenancy.global-views",
+    "code.unloaded",  # doctor without a code runner
+}
 
 
-def test_doctor_finds_every_fault_of_the_broken_brain_once(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def runner() -> Iterator[CodeRunner]:
+    with CodeRunner(BROKEN) as running:
+        yield running
+
+
+def test_doctor_finds_every_fault_of_the_broken_brain_once(
+    tmp_path: Path, runner: CodeRunner
+) -> None:
     brain = load_brain(BROKEN)
     engine = connect(f"sqlite:///{tmp_path / 'broken.db'}", brain)
-    report = run_doctor(brain, schema=read_schema(engine))
+    report = run_doctor(brain, schema=read_schema(engine), runner=runner, probe=True)
     engine.dispose()
     found = [(f.check, f.level, f.file, f.line) for f in report.findings]
     assert len(found) == len(set(found))
@@ -58,12 +77,21 @@ def test_doctor_finds_every_fault_of_the_broken_brain_once(tmp_path: Path) -> No
     assert report.failed
 
 
-def test_without_a_database_the_view_checks_say_they_did_not_look() -> None:
-    report = run_doctor(load_brain(BROKEN), schema=None, db_note="no route to the server")
+def test_without_a_database_the_view_checks_say_they_did_not_look(runner: CodeRunner) -> None:
+    report = run_doctor(
+        load_brain(BROKEN), schema=None, db_note="no route to the server", runner=runner
+    )
     found = {(f.check, f.level, f.file, f.line) for f in report.findings}
-    assert found == {e for e in EXPECTED if e[0] not in NEEDS_DATABASE} | {
+    assert found == {e for e in EXPECTED if e[0] not in {*NEEDS_DATABASE, "code.probe"}} | {
         ("view.unchecked", "note", None, None)
     }
+
+
+def test_without_a_runner_doctor_says_the_code_was_not_loaded() -> None:
+    report = run_doctor(load_brain(BROKEN), schema=None)
+    (note,) = [f for f in report.findings if f.check.startswith("code.") and f.level != "warn"]
+    assert (note.check, note.level) == ("code.unloaded", "note")
+    assert "were not loaded: no code runner was given" in note.message
 
 
 def test_every_fault_is_marked_in_its_file() -> None:

@@ -118,7 +118,10 @@ def test_a_by_view_no_link_can_key_warns(write_brain: WriteBrain, when: str) -> 
 
 GATE = "from keel.code import define_gate\n\nhook = define_gate(lambda event, ctx: None)\n"
 CODE = "from keel.code import define_context\n\ncontext = define_context(match=lambda t: None)\n"
-PIPELINE = "def run(ctx):\n    return None\n"
+PIPELINE = (
+    "from keel.code import define_pipeline\n\n\n"
+    "async def run(ctx, vars):\n    return None\n\n\npipeline = define_pipeline(run)\n"
+)
 
 
 @pytest.mark.parametrize(

@@ -348,9 +348,9 @@ def test_ticket_code_matches_a_ticket_id(brain: Brain, text: str, expected: Any)
     path = brain.contexts["ticket"].code_path
     assert path is not None
     code = load_context_code(brain.root, path)
-    assert code.render is None
+    assert code.render is not None, "it also renders the ticket's SLA line"
     assert code.match is not None
-    assert code.match(SimpleNamespace(input=text)) == expected
+    assert code.match(SimpleNamespace(input=text), None) == expected
 
 
 # -- 7. B2B outreach: chat bound from a run --------------------------------------------------

@@ -253,6 +253,19 @@ def test_a_ticket_bound_to_its_topic_rides_every_turn_there(keel: Keel) -> None:
     assert not elsewhere.mentions("ticket")
 
 
+def test_a_message_naming_a_ticket_links_it_by_code_with_its_sla_line(keel: Keel) -> None:
+    turn = keel.turn("--bot", "desk", "--chat", FORUM, "--input", "Any update on T-481?")
+    assert turn.pairs == [("ticket", "T-481", "code")]
+    block = turn.block("ticket")
+    assert '<section name="sla">\nT-481 is urgent: first reply within 30 minutes' in block
+    assert turn.data["engage"] is True, "the desk's chat policy takes a message naming a ticket"
+    follow = keel.turn("--bot", "desk", "--chat", FORUM, "--input", "and the refund?")
+    assert follow.pairs == [("ticket", "T-481", "code")], "a code link stays for keep turns"
+    chatter = keel.turn("--bot", "desk", "--chat", FORUM, "--thread", "9", "--input", "nice day")
+    assert chatter.pairs == []
+    assert chatter.data["engage"] is None, "anything else is left to the chat rules"
+
+
 @pytest.mark.parametrize(
     ("args", "reason"),
     [

@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from keel.assemble.row_cuts import RenderInput
+from keel.brain.snapshot import Brain
 from keel.budget.render import attr, cell
 from keel.budget.rows import ViewRows
+from keel.link.values import TurnRequest
 
 CONTEXT_RULE = (
     "Each <context> block below holds a feature's instructions and current data; follow it "
@@ -28,6 +30,20 @@ def rules_text(*, carries_contexts: bool) -> str:
     they appear, so no standing rule is paid for them on every turn.
     """
     return CONTEXT_RULE if carries_contexts else ""
+
+
+NO_MESSAGE = "(no new message in this turn)"
+
+
+def current_text(brain: Brain, request: TurnRequest) -> str:
+    """The turn's request: its input, else the prompt of what it is a run of."""
+    if request.input:
+        return request.input
+    if request.run is not None:
+        entity = brain.entity(request.run.kind, request.run.id)
+        if entity is not None and entity.prompt:
+            return entity.prompt
+    return NO_MESSAGE
 
 
 def time_text(now: datetime) -> str:

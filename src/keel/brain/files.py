@@ -56,6 +56,7 @@ Kind = Literal[
     "access",
     "sql",
     "code",
+    "engage",
 ]
 
 MARKDOWN_KINDS: dict[str, Kind] = {
@@ -67,6 +68,7 @@ MARKDOWN_KINDS: dict[str, Kind] = {
     ".skill.md": "skill",
 }
 CODE_SUFFIXES = (".context.py", ".hook.py", ".pipeline.py")
+ENGAGE_SUFFIX = ".engage.py"
 MANIFEST_PATH = "constitution/MANIFEST.yaml"
 ACCESS_PATH = "constitution/access.yaml"
 
@@ -106,6 +108,9 @@ def location_of(path: str) -> Location | ContentError | None:
         return Location("access", "access")
     if parts[0] == "state" and len(parts) == 2 and name.endswith(".sql"):
         return Location("sql", name)
+    if parts[0] == "constitution" and len(parts) == 2 and name.endswith(ENGAGE_SUFFIX):
+        # A bot's chat policy: `constitution/<bot>.engage.py`.
+        return Location("engage", name.removesuffix(ENGAGE_SUFFIX))
     if parts[0] != "features":
         return None
     kind, ident = _kind_of(name)
@@ -186,7 +191,7 @@ class _Invalid(Exception):
 
 
 def _parse(path: str, location: Location, raw: bytes) -> Any:
-    if location.kind == "code":
+    if location.kind in ("code", "engage"):
         return path
     if location.kind == "sql":
         return SqlFile(path=path, text=decode(path, raw))
@@ -241,6 +246,7 @@ def _context(doc: Document, location: Location) -> ContextSpec:
         data=data,
         chars=front.chars,
         keep=front.keep,
+        code_timeout_ms=front.codeTimeoutMs,
     )
 
 

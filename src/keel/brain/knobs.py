@@ -62,6 +62,19 @@ def context_chars(context: ContextSpec, role: RoleSpec | None, manifest: Manifes
     return first(context.chars, mine.chars, manifest.contexts.chars, default=DEFAULT_CHARS)
 
 
+def context_code_timeout_ms(
+    context: ContextSpec, role: RoleSpec | None, manifest: Manifest
+) -> int:
+    """How long each call of a context's code may take: its file, the role, MANIFEST."""
+    mine = role.contexts_budget if role is not None else ContextsBudget()
+    return first(
+        context.code_timeout_ms,
+        mine.code_timeout_ms,
+        manifest.contexts.code_timeout_ms,
+        default=DEFAULT_CODE_TIMEOUT_MS,
+    )
+
+
 def context_keep(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
     """Turns an inferred link to this context sticks after the turn that made it."""
     mine = role.contexts_budget if role is not None else ContextsBudget()

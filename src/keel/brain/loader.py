@@ -143,6 +143,7 @@ class _Sorted:
     features: dict[str, FeatureSpec] = field(default_factory=dict)
     feature_dirs: set[str] = field(default_factory=set)
     code: set[str] = field(default_factory=set)
+    engage: dict[str, str] = field(default_factory=dict)
     manifest: Manifest = field(default_factory=Manifest)
     access: Access = field(default_factory=Access)
     sql: list[SqlFile] = field(default_factory=list)
@@ -177,6 +178,8 @@ def build_snapshot(root: Path, results: Iterable[Parsed]) -> Brain:
         skills=MappingProxyType(unique["skill"]),
         state_sql=tuple(sorted(found.sql, key=lambda f: f.path)),
         orphan_code=tuple(orphans),
+        engage=MappingProxyType(found.engage),
+        with_code=tuple(sorted(i for i, c in contexts.items() if c.code_path is not None)),
         switched_off=MappingProxyType(found.switched_off),
         skips=tuple(sorted(skips, key=lambda s: (s.path, s.line or 0))),
         by_dir=MappingProxyType({k: tuple(sorted(v)) for k, v in by_dir.items()}),
@@ -194,22 +197,29 @@ def _sort(results: Iterable[Parsed]) -> _Sorted:
         # access.yaml comes with its failures: a failed rule still refuses its chats.
         if parsed.errors and parsed.location.kind != "access":
             continue
-        kind = parsed.location.kind
         if parsed.location.feature:
             found.feature_dirs.add(parsed.location.feature)
-        if kind in found.by_kind:
-            found.by_kind[kind][parsed.location.id].append(parsed)
-        elif kind == "feature":
-            found.features[parsed.location.feature] = parsed.spec
-        elif kind == "code":
-            found.code.add(parsed.path)
-        elif kind == "manifest":
-            found.manifest = parsed.spec
-        elif kind == "access":
-            found.access = parsed.spec
-        elif kind == "sql":
-            found.sql.append(parsed.spec)
+        _place(found, parsed)
     return found
+
+
+def _place(found: _Sorted, parsed: Parsed) -> None:
+    """File one parsed file under its kind."""
+    kind, location = parsed.location.kind, parsed.location
+    if kind in found.by_kind:
+        found.by_kind[kind][location.id].append(parsed)
+    elif kind == "feature":
+        found.features[location.feature] = parsed.spec
+    elif kind == "code":
+        found.code.add(parsed.path)
+    elif kind == "engage":
+        found.engage[location.id] = parsed.path
+    elif kind == "manifest":
+        found.manifest = parsed.spec
+    elif kind == "access":
+        found.access = parsed.spec
+    elif kind == "sql":
+        found.sql.append(parsed.spec)
 
 
 def _features(found: _Sorted) -> set[str]:

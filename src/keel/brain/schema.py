@@ -134,6 +134,7 @@ class ContextFront(Strict):
     data: DataValue = []
     chars: Chars | None = None
     keep: Keep | None = None
+    codeTimeoutMs: CodeTimeoutMs | None = None  # noqa: N815 - the file's own spelling
 
     @field_validator("when")
     @classmethod

@@ -41,6 +41,10 @@ class Brain:
     state_sql: tuple[SqlFile, ...] = ()
     # Code files (`*.context.py`, `*.hook.py`, `*.pipeline.py`) with no spec beside them.
     orphan_code: tuple[str, ...] = ()
+    # Contexts with a code half (`<id>.context.py`), sorted: what a `'*'` role matches.
+    with_code: tuple[str, ...] = ()
+    # Each bot's chat policy, `constitution/<bot>.engage.py`, by bot.
+    engage: Mapping[str, str] = field(default_factory=dict)
     # Ids of contexts and entities whose feature is switched off, and that feature.
     switched_off: Mapping[str, str] = field(default_factory=dict)
     skips: tuple[Skip, ...] = ()

@@ -60,6 +60,7 @@ class ContextSpec:
     data: tuple[ViewRef, ...] = ()
     chars: int | None = None
     keep: int | None = None
+    code_timeout_ms: int | None = None
     code_path: str | None = None
 
     @property

@@ -117,6 +117,14 @@ def _marker(hidden: int) -> str:
     return f"({hidden} more {noun} not shown)\n"
 
 
+MISSING_SECTIONS = "(this context's code sections are missing: its code failed)\n"
+
+
+def section_stub(key: str) -> str:
+    """The one-line form of a code section with no room left in its context."""
+    return f'<section name="{attr(key)}">not shown: no room left in this context</section>'
+
+
 def render_block(
     *,
     context: str,
@@ -124,13 +132,24 @@ def render_block(
     instructions: str,
     views: Sequence[ViewRows],
     chars: int,
+    sections: Sequence[tuple[str, str]] = (),
+    sections_missing: bool = False,
 ) -> Block | None:
-    """The context's block within `chars`, or None when it cannot fit even in brief."""
+    """The context's block within `chars`, or None when it cannot fit even in brief.
+
+    `sections` are the context's code sections, (key, text), placed after the views in
+    what is left of `chars`; one that does not fit is a one-line stub under its key.
+    `sections_missing` says the code that makes them failed: one line says so instead.
+    """
     head = open_tag("context", context, entity) + "\n"
     body = f"{instructions}\n"
     tail = "</context>"
     stubs = [view_stub(v) + "\n" for v in views]
-    room = chars - len(head) - len(body) - len(tail) - sum(len(s) for s in stubs)
+    section_stubs = [section_stub(key) + "\n" for key, _ in sections]
+    if sections_missing:
+        section_stubs.append(MISSING_SECTIONS)
+    reserved = sum(len(s) for s in (*stubs, *section_stubs))
+    room = chars - len(head) - len(body) - len(tail) - reserved
     if room < 0:
         return None
     parts: list[tuple[str, str]] = [("instructions", body)]
@@ -148,6 +167,16 @@ def render_block(
         room -= len(text) + 1 - len(stub)
         if was_cut:
             cut.append(rows.view)
+    for (key, text), stub in zip(sections, section_stubs, strict=False):
+        whole = f'<section name="{attr(key)}">\n{text}\n</section>\n'
+        if len(whole) - len(stub) <= room:
+            parts.append((key, whole))
+            room -= len(whole) - len(stub)
+        else:
+            parts.append((key, stub))
+            stubbed.append(key)
+    if sections_missing:
+        parts.append(("sections", MISSING_SECTIONS))
     return Block(
         text=head + "".join(text for _, text in parts) + tail,
         head=head,

@@ -15,11 +15,21 @@ from keel.errors import UsageError
 
 
 @app.command()
-def doctor(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def doctor(
+    brain: BrainArg,
+    db: DbOpt = None,
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe", help="Also call each match, gate and chat policy once on a sample."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Check a brain: files that do not load, bindings, reach, views. Exit 1 on a fail."""
     try:
         with open_engine(brain, db) as engine:
-            report = engine.doctor()
+            report = engine.doctor(probe=probe)
     except UsageError as exc:
         fail(exc)
     if as_json:

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from keel.cli.app import EXIT_FAILED, app, console, emit_json, guard
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
-from keel.state.files import StateFile, StateReport, apply_state, state_status
+from keel.state.files import StateFile, StateReport
 
 state_app = typer.Typer(help="The brain's state database.", no_args_is_help=True)
 app.add_typer(state_app, name="state")
@@ -44,9 +44,7 @@ def state_apply(
 
     def body() -> None:
         with open_engine(brain, db) as engine:
-            report = apply_state(
-                engine.database, engine.brain.state_sql, rebuild_views=rebuild_views
-            )
+            report = engine.apply_state(rebuild_views=rebuild_views)
         outcome.append(report)
         if as_json:
             emit_json(
@@ -72,7 +70,7 @@ def state_status_cmd(brain: BrainArg, db: DbOpt = None, as_json: JsonOpt = False
 
     def body() -> None:
         with open_engine(brain, db) as engine:
-            files = state_status(engine.database, engine.brain.state_sql)
+            files = engine.state_status()
         if as_json:
             emit_json({"files": [_file_json(f) for f in files]})
         else:

@@ -1,17 +1,19 @@
-"""Feature context code: brain code that does not load, and code with no spec beside it.
+"""Feature context code: brain code that does not load, fails a probe, or has no spec.
 
-Loading runs the module, as the engine would on a turn; that is the one part of doctor that
-is not a pure function of the snapshot.
+The code files — each context's `*.context.py`, each hook's gate, each scenario's
+pipeline, each bot's chat policy — are loaded through the runner a turn uses: in a worker
+process, within the timeout, so a module that hangs, exits or prints costs only itself.
+With `--probe`, each match, gate and chat policy is also called once on a sample.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keel.code.modules import load_context_code, load_gate
+from keel.brain.constitution import DEFAULT_CODE_TIMEOUT_MS
+from keel.code.probe import code_files, load_findings, probe_findings
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, maybe
-from keel.errors import ContentError
 
 # What a code file's spec is called: `x.context.py` goes with `x.context.md`, and so on.
 _SPEC_OF = {
@@ -27,27 +29,26 @@ def check(scope: Scope) -> Iterator[Finding]:
 
 
 def _loads(scope: Scope) -> Iterator[Finding]:
-    root = scope.brain.root
-    for ident in sorted(scope.brain.contexts):
-        context = scope.brain.contexts[ident]
-        if context.code_path is None:
-            continue
-        try:
-            load_context_code(root, context.code_path)
-        except ContentError as exc:
-            yield _failed(f"context '{ident}'", exc)
-    for key in sorted(scope.brain.entities):
-        entity = scope.brain.entities[key]
-        if entity.kind != "hook" or entity.code_path is None:
-            continue
-        try:
-            load_gate(root, entity.code_path)
-        except ContentError as exc:
-            yield _failed(entity.key, exc)
-
-
-def _failed(subject: str, exc: ContentError) -> Finding:
-    return found("code.load", subject, exc.reason, file=exc.path, line=exc.line)
+    files = code_files(scope.brain)
+    if not files:
+        return
+    runner = scope.runner
+    if runner is None:
+        yield found(
+            "code.unloaded",
+            "brain code",
+            f"{len(files)} code file(s) were not loaded: no code runner was given — "
+            "keel doctor loads them (run it, or pass a runner to run_doctor)",
+        )
+        return
+    timeout = scope.brain.manifest.contexts.code_timeout_ms or DEFAULT_CODE_TIMEOUT_MS
+    findings, loaded = load_findings(runner, files, timeout_ms=timeout)
+    if scope.probe:
+        probed = probe_findings(runner, scope.brain, files, loaded, timeout_ms=timeout)
+        findings = (*findings, *probed)
+    for finding in findings:
+        check = "code.load" if finding.check == "load" else "code.probe"
+        yield found(check, finding.subject, finding.message, file=finding.file, line=finding.line)
 
 
 def _orphans(scope: Scope) -> Iterator[Finding]:

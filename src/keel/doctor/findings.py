@@ -31,6 +31,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "entity.state-view": ("Brain entities", "fail"),
     "code.load": ("Feature context code", "fail"),
     "code.orphan": ("Feature context code", "warn"),
+    "code.probe": ("Feature context code", "warn"),
+    "code.unloaded": ("Feature context code", "note"),
     "access.file": ("Chat access", "fail"),
     "access.rule": ("Chat access", "fail"),
     "access.unknown-context": ("Chat access", "fail"),

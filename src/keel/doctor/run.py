@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 from keel.brain.snapshot import Brain
+from keel.code.runner import CodeRunner
 from keel.doctor import access, code, contexts, entities, roles, tenancy, views
 from keel.doctor.findings import Finding, Report
 from keel.doctor.scope import Scope
 from keel.state.schema import Schema
 
 
-def run_doctor(brain: Brain, *, schema: Schema | None, db_note: str | None = None) -> Report:
+def run_doctor(
+    brain: Brain,
+    *,
+    schema: Schema | None,
+    db_note: str | None = None,
+    runner: CodeRunner | None = None,
+    probe: bool = False,
+) -> Report:
     """Check a loaded brain and return what is wrong with it.
 
     `schema` is the database's tables and views, or None when no database could be reached —
-    then the view checks say they did not look, and why (`db_note`). Apart from loading the
-    brain's code files (as a turn would) and re-reading frontmatter for line numbers, this
-    reads nothing and writes nothing.
+    then the view checks say they did not look, and why (`db_note`). `runner` is the runner
+    that loads the brain's code files, each in a worker within its timeout, as a turn
+    would; without one, a brain that has code gets a note that it was not loaded. `probe`
+    also calls each match, gate and chat policy once on a sample. Apart from that and
+    re-reading frontmatter for line numbers, this reads nothing and writes nothing.
     """
-    scope = Scope(brain, schema, db_note)
+    scope = Scope(brain, schema, db_note, runner=runner, probe=probe)
     findings: list[Finding] = []
     for module in (entities, code, access, tenancy, contexts, views, roles):
         findings.extend(module.check(scope))

@@ -19,6 +19,7 @@ from keel.brain.problems import suggest
 from keel.brain.reading import read_file
 from keel.brain.snapshot import Brain
 from keel.brain.specs import EntitySpec
+from keel.code.runner import CodeRunner
 from keel.errors import ContentError
 from keel.state.schema import Schema
 
@@ -95,10 +96,20 @@ def is_reach(context: str) -> Callable[[Any], bool]:
 class Scope:
     """The inputs of one doctor run and what the checks share."""
 
-    def __init__(self, brain: Brain, schema: Schema | None, db_note: str | None) -> None:
+    def __init__(
+        self,
+        brain: Brain,
+        schema: Schema | None,
+        db_note: str | None,
+        *,
+        runner: CodeRunner | None = None,
+        probe: bool = False,
+    ) -> None:
         self.brain = brain
         self.schema = schema
         self.db_note = db_note
+        self.runner = runner
+        self.probe = probe
         self.lines = Lines(brain.root)
         reached: dict[str, list[EntitySpec]] = defaultdict(list)
         keyed: set[str] = set()

@@ -277,6 +277,8 @@ def refit(brain: Brain, journal: TurnJournal, *, views_now: ViewsNow | None = No
             instructions=instructions,
             views=shown,
             chars=_chars(brain, role, candidate),
+            sections=candidate.sections,
+            sections_missing=candidate.sections_missing,
         )
 
     links = [c.link for c in replay.candidates]

@@ -70,6 +70,9 @@ class TurnRequest:
     reach: tuple[ReachEntry, ...] | None = None
     attach: tuple[ReachEntry, ...] = ()
     open: tuple[ReachEntry, ...] = ()
+    # Incoming messages merged into this turn, each asked of the bot's chat policy (none:
+    # the input is the one message).
+    messages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,6 +42,7 @@ from keel.brain.source import BrainSource
 from keel.brain.specs import ReachEntry, RoleSpec
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
+from keel.code.runner import CodeRunner
 from keel.doctor import Report, run_doctor
 from keel.errors import StoreError, UsageError
 from keel.ledger import (
@@ -65,7 +66,8 @@ from keel.link.gather import resolve_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
 from keel.runtime.models import ModelClient
-from keel.state.database import apply_sql, connect, creates, default_url
+from keel.state.database import connect, default_url
+from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.state.schema import read_schema
 from keel.state.views import read_view
 from keel.store.journal_values import TurnJournal
@@ -108,8 +110,8 @@ class Engine:
         self.tools = tools
         self._lock = threading.Lock()
         self._database: Database | None = None
-        self._created = False
         self._store: Store | None = None
+        self._code: CodeRunner | None = None
 
     # -- what it holds -----------------------------------------------------------------
 
@@ -123,7 +125,6 @@ class Engine:
         """The brain's database, connected on first use."""
         with self._lock:
             if self._database is None:
-                self._created = creates(self.url)
                 self._database = connect(self.url, self.brain)
             return self._database
 
@@ -156,6 +157,7 @@ class Engine:
             self.tools.for_role,
             session=session,
             dry_run=dry_run,
+            code=self.code,
         )
 
     def run(
@@ -176,6 +178,7 @@ class Engine:
             self.tools,
             session=session,
             max_steps=max_steps,
+            code=self.code,
         )
 
     # -- what moves in chats -----------------------------------------------------------
@@ -254,7 +257,7 @@ class Engine:
         role = self.role_for(request)
         given = {k: v for k, v in arguments.items() if v is not None}
         call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=tool, arguments=given)
-        return self.tools.execute(self.brain, self.store, request, role, call)
+        return self.tools.execute(self.brain, self.store, request, role, call, code=self.code)
 
     def role_for(self, request: TurnRequest) -> RoleSpec:
         """The role a turn runs as: the one named, the run's, else access.yaml's rule's."""
@@ -427,7 +430,7 @@ class Engine:
 
     # -- the brain itself --------------------------------------------------------------
 
-    def doctor(self, *, now: datetime | None = None) -> Report:
+    def doctor(self, *, now: datetime | None = None, probe: bool = False) -> Report:
         """Check the brain; the view checks need the database, and say so when it is out
         of reach. A database that holds turns adds the context-stubbed finding for the last
         seven days (`now` is the clock; it never migrates)."""
@@ -436,7 +439,7 @@ class Engine:
             schema, note = read_schema(self.database), None
         except StoreError as exc:
             schema, note = None, str(exc)
-        report = run_doctor(brain, schema=schema, db_note=note)
+        report = run_doctor(brain, schema=schema, db_note=note, runner=self.code, probe=probe)
         if schema is None or not schema.has("keel_ledger"):
             return report
         moment = now or datetime.now(UTC)
@@ -446,16 +449,29 @@ class Engine:
         found = context_stubbed(brain, entries, since=since)
         return Report.of([*report.findings, *found]) if found else report
 
-    def apply_state(self) -> tuple[str, ...]:
-        """Apply the brain's `state/*.sql` to its database; the files' paths.
+    @property
+    def code(self) -> CodeRunner | None:
+        """The runner of the brain's code (started on first use); None for a brain with no
+        code — neither a `*.context.py` nor a chat policy — whose turns need none."""
+        brain = self.brain
+        if not brain.with_code and not brain.engage:
+            return None
+        with self._lock:
+            if self._code is None:
+                runner = CodeRunner(brain.root, db_url=self.url)
+                runner.start()
+                self._code = runner
+            return self._code
 
-        A SQLite file this engine created already got them when it was created.
-        """
-        database = self.database
-        files = self.brain.state_sql
-        if not self._created:
-            apply_sql(database, files)
-        return tuple(f.path for f in files)
+    def apply_state(self, *, rebuild_views: bool = False) -> StateReport:
+        """Apply the brain's `state/*.sql` files its database has not applied yet, in name
+        order, each recorded; a changed file is reported (`rebuild_views` re-creates the
+        views of one that only defines views)."""
+        return apply_state(self.database, self.brain.state_sql, rebuild_views=rebuild_views)
+
+    def state_status(self) -> tuple[StateFile, ...]:
+        """Each state file against the database: applied, changed, new or missing."""
+        return state_status(self.database, self.brain.state_sql)
 
     # -- lifetime ----------------------------------------------------------------------
 
@@ -463,6 +479,9 @@ class Engine:
         """Stop following the brain's files and close the database's connections."""
         self.source.close()
         with self._lock:
+            if self._code is not None:
+                self._code.close()
+                self._code = None
             if self._database is not None:
                 self._database.dispose()
                 self._database = None

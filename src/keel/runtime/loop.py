@@ -16,6 +16,7 @@ from keel.assemble.fit import check_request
 from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult, Transcript
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
+from keel.code.runner import CodeRunner
 from keel.errors import KeelError
 from keel.link.values import TurnRequest
 from keel.runtime.models import ModelClient
@@ -48,10 +49,11 @@ def tool_result(
     role: RoleSpec,
     tools: Registry,
     call: ToolCall,
+    code: CodeRunner | None = None,
 ) -> ToolResult:
     """Run one tool call; whatever Keel refuses comes back as the call's error result."""
     try:
-        content = tools.execute(brain, store, request, role, call)
+        content = tools.execute(brain, store, request, role, call, code=code)
     except KeelError as exc:  # Keel's own errors are reasons the model can read and act on
         content = f"refused: {exc}. {REFUSAL_ADVICE}"
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
@@ -68,10 +70,11 @@ def run_turn(
     *,
     session: Session | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
+    code: CodeRunner | None = None,
 ) -> TurnOutcome:
     """Run one turn with the model; raises `FitOverflow` before a request that cannot fit."""
     prepared, assembly = prepare_and_assemble(
-        brain, store, request, counter, tools.for_role, session=session
+        brain, store, request, counter, tools.for_role, session=session, code=code
     )
     role = brain.roles[prepared.role]
     transcript = Transcript()
@@ -85,7 +88,7 @@ def run_turn(
         transcript = transcript.then(step)
         if not step.calls:
             break
-        results = (tool_result(brain, store, request, role, tools, c) for c in step.calls)
+        results = (tool_result(brain, store, request, role, tools, c, code) for c in step.calls)
         transcript = transcript.then(*results)
     if step.text:
         with store.transaction() as tx:

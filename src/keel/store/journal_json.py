@@ -2,14 +2,15 @@
 
 Two documents per turn, each versioned (`v`): the summary (`data_json`: the request, the
 decisions, refusals, pins, catalog, sections and fit) and the replay part (`replay_json`:
-what the stores held, the candidates with their view rows, the role's renders). Values are
+what the stores held, the candidates with their view rows, the role's renders, and each
+section's text, in the summary's order of sections). Values are
 plain: times ISO 8601 in UTC, view cells as the text a block shows before escaping (so a
 re-render is exact), None as null.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -68,7 +69,15 @@ def data_json(journal: TurnJournal) -> dict[str, Any]:
         ],
         "session": journal.session,
         "sections": [
-            {"id": s.id, "budget": s.budget, "used": s.used, "clipped": s.clipped}
+            {
+                "id": s.id,
+                "budget": s.budget,
+                "used": s.used,
+                "clipped": s.clipped,
+                "place": s.place,
+                "warnings": list(s.warnings),
+                "shown": s.shown,
+            }
             for s in journal.sections
         ],
         "fit": journal.fit.to_json() if journal.fit is not None else None,
@@ -86,6 +95,7 @@ def replay_json(journal: TurnJournal) -> dict[str, Any]:
         "stored": _stored_json(replay.stored),
         "candidates": [_candidate_json(c) for c in replay.candidates],
         "renders": [view_json(v) for v in replay.renders],
+        "texts": [s.text for s in journal.sections],
     }
 
 
@@ -128,13 +138,35 @@ def journal_from_json(
         log=tuple(data["log"]),
         code=tuple(_code(c) for c in data["code"]),
         session=data["session"],
-        sections=tuple(
-            SectionSize(id=s["id"], budget=s["budget"], used=int(s["used"]), clipped=s["clipped"])
-            for s in data["sections"]
-        ),
+        sections=_sections(data["sections"], replay),
         fit=Fit(**fit) if fit is not None else None,
         counter=data["counter"],
         replay=_replay(replay) if replay is not None else None,
+    )
+
+
+def _sections(
+    data: Sequence[Mapping[str, Any]], replay: Mapping[str, Any] | None
+) -> tuple[SectionSize, ...]:
+    """The sections of the summary, with their texts when the replay part holds them.
+
+    Rows written before places, warnings and texts were journaled read without them.
+    """
+    texts: Sequence[str | None] = replay.get("texts") or () if replay is not None else ()
+    if len(texts) != len(data):
+        texts = [None] * len(data)
+    return tuple(
+        SectionSize(
+            id=s["id"],
+            budget=s["budget"],
+            used=int(s["used"]),
+            clipped=s["clipped"],
+            place=s.get("place"),
+            warnings=tuple(s.get("warnings") or ()),
+            shown=s.get("shown"),
+            text=text,
+        )
+        for s, text in zip(data, texts, strict=True)
     )
 
 
@@ -367,6 +399,8 @@ def _candidate_json(candidate: Candidate) -> dict[str, Any]:
         "chars": candidate.chars,
         "instructions": {"chars": candidate.instructions_chars, "sha": candidate.instructions_sha},
         "views": [view_json(v) for v in views] if views is not None else None,
+        "sections": [[key, text] for key, text in candidate.sections],
+        "sections_missing": candidate.sections_missing,
     }
 
 
@@ -378,6 +412,8 @@ def _candidate(data: Mapping[str, Any]) -> Candidate:
         instructions_chars=int(data["instructions"]["chars"]),
         instructions_sha=data["instructions"]["sha"],
         views=tuple(view_rows(v) for v in views) if views is not None else None,
+        sections=tuple((str(k), str(t)) for k, t in data.get("sections", ())),
+        sections_missing=bool(data.get("sections_missing", False)),
     )
 
 

@@ -7,7 +7,9 @@ sizes and the fit verdict. Its `replay` part holds what a later re-fit of the sa
 needs without reading views again: what the stores held when it was linked, and per
 candidate the view rows as they were read and the size of its instructions (a block's
 size depends on the instructions' length only, so their text is not kept — only a hash,
-to tell whether the brain's text is still the same).
+to tell whether the brain's text is still the same). The replay part also keeps what each
+section said (history aside: its messages are in the chat's own log), so a recorded turn's
+model input can be shown again as it was sent.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class Candidate:
     instructions_sha: str
     # The views as read; None when the turn never read them (stubbed before rendering).
     views: tuple[ViewRows, ...] | None = None
+    # What its code rendered after the views, (key, text); and whether that code failed.
+    sections: tuple[tuple[str, str], ...] = ()
+    sections_missing: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,12 +60,22 @@ class Decision:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SectionSize:
-    """One section of the turn's model input: its budget and what it used, in tokens."""
+    """One section of the turn's model input: its budget and what it used, in tokens.
+
+    `place` and `warnings` are kept with the summary; `text` (what the section said) lives
+    in the replay part and is None when the journal was read without it, for history (its
+    messages are the chat's own, `shown` of them, newest first) and for rows written before
+    texts were journaled.
+    """
 
     id: str
     budget: int | None
     used: int
     clipped: bool = False
+    place: str | None = None
+    warnings: tuple[str, ...] = ()
+    shown: int | None = None  # history only: how many of the chat's messages it showed
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

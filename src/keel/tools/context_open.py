@@ -17,19 +17,27 @@ from typing import Any
 from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
+from keel.code.runner import CodeRunner
 from keel.errors import Refused
 from keel.link.bindings import pin, tenant_of
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
-from keel.turn.blocks import render_link
+from keel.turn.blocks import read_link_views, render_views
+from keel.turn.code import Rendered, render
 
 STRING = {"type": "string"}
 
 
-def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) -> str:
-    """The opened context's block (or stub); raises `Refused` with the reason."""
+def open_context(
+    brain: Brain,
+    tx: Tx,
+    request: TurnRequest,
+    entry: ReachEntry,
+    code: CodeRunner | None = None,
+) -> str:
+    """The opened context's block, with what its code renders; `Refused` with the reason."""
     conversation = request.conversation
     turn = max(tx.current_turn(conversation), 1)
     stored = Stored(turn=turn, bindings=tx.bindings_here(conversation))
@@ -48,7 +56,9 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
     role = brain.roles[result.role]
     tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
     rows = turn_knobs(role, brain.manifest).rows
-    block = render_link(brain, role, link, tx.connection, rows, tenant_of(brain, result.pins))
+    views = read_link_views(brain, link, tx.connection, rows, tenant_of(brain, result.pins))
+    rendered = render(code, brain, role, (link,)) if code is not None else Rendered()
+    block = render_views(brain, role, link, views, rendered.answers.get(link.pair))
     if block is None:
         chars = context_chars(brain.contexts[link.context], role, brain.manifest)
         raise Refused(
@@ -60,7 +70,7 @@ def open_context(brain: Brain, tx: Tx, request: TurnRequest, entry: ReachEntry) 
 
 def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     entry = ReachEntry(context=args["name"], entity=args.get("entity"))
-    return open_context(ctx.brain, ctx.tx, ctx.request, entry)
+    return open_context(ctx.brain, ctx.tx, ctx.request, entry, ctx.code)
 
 
 CONTEXT_OPEN = Tool(

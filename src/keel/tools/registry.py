@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from keel.assemble.values import ToolCall, ToolSpec
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
+from keel.code.runner import CodeRunner
 from keel.errors import Refused, UsageError
 from keel.link.values import TurnRequest
 from keel.store import Tx
@@ -37,6 +38,8 @@ class ToolContext:
     tx: Tx
     request: TurnRequest
     role: RoleSpec
+    # The brain's code runner, for a tool that runs brain code (context_open's render).
+    code: CodeRunner | None = None
 
 
 # A tool's function: the validated arguments in, the text the model reads out; `Refused`
@@ -106,13 +109,21 @@ class Registry:
         return tool, call.arguments
 
     def execute(
-        self, brain: Brain, store: Store, request: TurnRequest, role: RoleSpec, call: ToolCall
+        self,
+        brain: Brain,
+        store: Store,
+        request: TurnRequest,
+        role: RoleSpec,
+        call: ToolCall,
+        *,
+        code: CodeRunner | None = None,
     ) -> str:
         """Check a call and run it in a transaction of its own; `Refused` (or another
         `KeelError`) when it may not run or its tool refuses, and then nothing is written."""
         tool, arguments = self.check(role, call)
         with store.transaction() as tx:
-            return tool.run(ToolContext(brain=brain, tx=tx, request=request, role=role), arguments)
+            context = ToolContext(brain=brain, tx=tx, request=request, role=role, code=code)
+            return tool.run(context, arguments)
 
 
 def _allowed(role: RoleSpec, tool: ToolSpec) -> bool:

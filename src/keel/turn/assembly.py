@@ -8,6 +8,7 @@ from keel.assemble.assembler import AssemblyInputs, assemble
 from keel.assemble.fit import ensure_fits
 from keel.assemble.texts import (
     catalog_text,
+    current_text,
     identity_text,
     render_input,
     rules_text,
@@ -18,6 +19,7 @@ from keel.assemble.values import Assembly, ToolSpec
 from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
+from keel.code.runner import CodeRunner
 from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import Link, TurnRequest
 from keel.store.store import Store
@@ -28,23 +30,10 @@ from keel.turn.prepared import PreparedTurn, Session
 # The tools a role may see: the registry's filter (`keel.tools.Registry.for_role`).
 ToolsFor = Callable[[RoleSpec], tuple[ToolSpec, ...]]
 
-NO_MESSAGE = "(no new message in this turn)"
-
 
 def context_section_id(link: Link) -> str:
     """`context.<id>`, or `context.<id>@<entity>` for a keyed one."""
     return f"context.{link.context}" + (f"@{link.entity}" if link.entity is not None else "")
-
-
-def current_text(brain: Brain, request: TurnRequest) -> str:
-    """The turn's request: its input, else the prompt of what it is a run of."""
-    if request.input:
-        return request.input
-    if request.run is not None:
-        entity = brain.entity(request.run.kind, request.run.id)
-        if entity is not None and entity.prompt:
-            return entity.prompt
-    return NO_MESSAGE
 
 
 def turn_inputs(
@@ -111,6 +100,7 @@ def prepare_and_assemble(
     *,
     session: Session | None = None,
     dry_run: bool = False,
+    code: CodeRunner | None = None,
 ) -> tuple[PreparedTurn, Assembly]:
     """Prepare the turn and assemble its input in one transaction, journaled together.
 
@@ -129,6 +119,6 @@ def prepare_and_assemble(
         return assembly
 
     prepared = prepare_turn(
-        brain, store, request, session=session, before_commit=check, dry_run=dry_run
+        brain, store, request, session=session, before_commit=check, dry_run=dry_run, code=code
     )
     return prepared, assembled[0]

@@ -19,6 +19,7 @@ from keel.brain.specs import RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
+from keel.code.values import RenderAnswer
 from keel.link.values import Link, Tenant
 from keel.state.views import read_view
 
@@ -38,9 +39,14 @@ def read_link_views(
 
 
 def render_views(
-    brain: Brain, role: RoleSpec, link: Link, views: Sequence[ViewRows]
+    brain: Brain,
+    role: RoleSpec,
+    link: Link,
+    views: Sequence[ViewRows],
+    code: RenderAnswer | None = None,
 ) -> Block | None:
-    """One linked context's block from its views as read, within its chars (None: too big)."""
+    """One linked context's block from its views as read and what its code rendered, within
+    its chars (None: too big)."""
     context = brain.contexts[link.context]
     return render_block(
         context=context.id,
@@ -48,7 +54,14 @@ def render_views(
         instructions=context.instructions,
         views=views,
         chars=context_chars(context, role, brain.manifest),
+        sections=sections_of(code),
+        sections_missing=code is not None and code.failure is not None,
     )
+
+
+def sections_of(code: RenderAnswer | None) -> tuple[tuple[str, str], ...]:
+    """A render's sections as (key, text)."""
+    return () if code is None else tuple((s.key, s.text) for s in code.sections)
 
 
 def render_link(
@@ -69,17 +82,20 @@ def fit_read(
     links: Sequence[Link],
     reader: Connection,
     tenant: Tenant | None = None,
+    code: Mapping[Pair, RenderAnswer] | None = None,
 ) -> tuple[Fitted, ViewsRead]:
-    """Render the links that may attach and fit them; and the views each render read.
+    """Render the links that may attach (with their code's sections) and fit them; and the
+    views each render read.
 
     A link stubbed before its turn came (past `maxActive`) reads no views, and has none.
     """
     knobs = turn_knobs(role, brain.manifest)
     read: dict[Pair, tuple[ViewRows, ...]] = {}
+    rendered = code or {}
 
     def render(link: Link) -> Block | None:
         read[link.pair] = read_link_views(brain, link, reader, knobs.rows, tenant)
-        return render_views(brain, role, link, read[link.pair])
+        return render_views(brain, role, link, read[link.pair], rendered.get(link.pair))
 
     fitted = fit_turn(links, render, knobs, can_open=role.can("context:read"))
     return fitted, read

@@ -4,12 +4,14 @@ A journal row holds the request, what linking decided (links, refusals, pins, th
 reach), what fitting decided (attached with sizes, stubbed with knobs), the catalog, the
 assembly's section sizes and fit, and for a later re-fit under other knobs the stored state
 the turn linked against and the view rows each block was made of (`keel.store.journal_*`).
-Instructions are kept as their length and a fingerprint, not their text.
+Instructions are kept as their length and a fingerprint, not their text; each section's
+text is kept as it was sent (history's as a count of the chat's messages it showed).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from functools import lru_cache
 
 from keel.assemble.values import Assembly
@@ -18,17 +20,19 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
+from keel.code.values import RenderAnswer
 from keel.link.catalog import catalog
 from keel.link.reach import find_run, run_reach
 from keel.link.values import LinkResult, Stored, TurnRequest
 from keel.store.journal_values import (
     Candidate,
+    CodeAnswer,
     JournalReplay,
     SectionSize,
     TurnJournal,
     decisions_of,
 )
-from keel.turn.blocks import ViewsRead
+from keel.turn.blocks import ViewsRead, sections_of
 
 
 @lru_cache(maxsize=4096)
@@ -52,8 +56,11 @@ def journal_of(
     renders: tuple[ViewRows, ...] = (),
     session: str | None = None,
     assembly: Assembly | None = None,
+    code: tuple[CodeAnswer, ...] = (),
+    rendered: Mapping[tuple[str, str | None], RenderAnswer] | None = None,
 ) -> TurnJournal:
     """What the journal keeps of one prepared turn (its id is given when it is written)."""
+    sections = rendered or {}
     role = brain.roles[result.role]
     candidates = []
     for link in result.links:
@@ -65,6 +72,10 @@ def journal_of(
                 instructions_chars=len(context.instructions),
                 instructions_sha=digest(context.instructions),
                 views=read.get(link.pair),
+                sections=sections_of(sections.get(link.pair)),
+                sections_missing=(
+                    link.pair in sections and sections[link.pair].failure is not None
+                ),
             )
         )
     return TurnJournal(
@@ -79,16 +90,30 @@ def journal_of(
         knobs=turn_knobs(role, brain.manifest),
         catalog=tuple(ident for ident, _ in catalog(brain, role)),
         log=result.log,
+        code=code,
         session=session,
-        sections=tuple(
-            SectionSize(id=s.id, budget=s.budget_tokens, used=s.used_tokens, clipped=s.clipped)
-            for s in assembly.sections
-        )
-        if assembly is not None
-        else (),
+        sections=_sections(assembly) if assembly is not None else (),
         fit=assembly.fit if assembly is not None else None,
         counter=assembly.counter if assembly is not None else None,
         replay=JournalReplay(stored=stored, candidates=tuple(candidates), renders=renders),
+    )
+
+
+def _sections(assembly: Assembly) -> tuple[SectionSize, ...]:
+    """Each section's size, place and text; history keeps only how many messages it showed
+    (they are in the chat's log already, and are the largest part of a long chat's input)."""
+    return tuple(
+        SectionSize(
+            id=s.id,
+            budget=s.budget_tokens,
+            used=s.used_tokens,
+            clipped=s.clipped,
+            place=s.place,
+            warnings=s.warnings,
+            shown=len(s.messages) if s.place == "history" else None,
+            text=None if s.place == "history" else s.text,
+        )
+        for s in assembly.sections
     )
 
 

@@ -30,9 +30,10 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
+from keel.code.runner import CodeRunner
 from keel.link.bindings import tenant_of
 from keel.link.catalog import catalog
-from keel.link.gather import link_turn
+from keel.link.gather import link_turn, resolve_role
 from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
@@ -40,6 +41,7 @@ from keel.state.views import read_view
 from keel.store import Tx
 from keel.store.store import Store
 from keel.turn.blocks import fit_read
+from keel.turn.code import Asked, Rendered, ask, journaled, render
 from keel.turn.journal import journal_of
 from keel.turn.ledger import ledger_entries
 from keel.turn.prepared import PreparedTurn, Session
@@ -65,6 +67,7 @@ def prepare_turn(
     session: Session | None = None,
     before_commit: Callable[[PreparedTurn], Assembly | None] | None = None,
     dry_run: bool = False,
+    code: CodeRunner | None = None,
 ) -> PreparedTurn:
     """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot.
 
@@ -73,11 +76,19 @@ def prepare_turn(
     turn inside its transaction; whatever it raises undoes everything the turn wrote, and
     the assembly it returns (if any) is journaled with the turn: its sections and its fit.
     A `dry_run` prepares the same way and records nothing (nor logs its refusals); its
-    turn has no id.
+    turn has no id. With a `code` runner, brain code takes part: the chat policy and every
+    admitted `match` before linking (outside the transaction: a hung call holds no lock),
+    the attached contexts' `render` before fitting.
     """
+    asked = Asked()
+    if code is not None:
+        asked = ask(code, brain, resolve_role(brain, request), request)
+        request = replace(request, attach=(*request.attach, *asked.attach))
     try:
         with store.transaction() as tx:
-            prepared = _prepare(brain, tx, request, session, before_commit, dry_run=dry_run)
+            prepared = _prepare(
+                brain, tx, request, session, before_commit, dry_run=dry_run, code=code, asked=asked
+            )
             if dry_run:
                 raise _DryRun(prepared)
     except _DryRun as done:
@@ -93,6 +104,8 @@ def _prepare(
     before_commit: Callable[[PreparedTurn], Assembly | None] | None,
     *,
     dry_run: bool,
+    code: CodeRunner | None,
+    asked: Asked,
 ) -> PreparedTurn:
     conversation = request.conversation
     stored = _stored(tx, request)
@@ -101,7 +114,8 @@ def _prepare(
         _log_link(conversation, stored.turn, result)
     role = brain.roles[result.role]
     tenant = tenant_of(brain, result.pins)
-    fitted, read = fit_read(brain, role, result.links, tx.connection, tenant)
+    rendered = render(code, brain, role, result.links) if code is not None else Rendered()
+    fitted, read = fit_read(brain, role, result.links, tx.connection, tenant, rendered.answers)
     renders = _renders(brain, role, tx, tenant)
     history, older = read_history(tx, conversation, stored.turn)
     if request.input:
@@ -120,7 +134,8 @@ def _prepare(
         refused=result.refused,
         catalog=catalog(brain, role),
         pins=result.pins,
-        log=result.log,
+        log=(*result.log, *asked.warnings, *rendered.warnings),
+        engage=asked.engage,
         renders=renders,
         history=history,
         history_older=older,
@@ -138,6 +153,8 @@ def _prepare(
         renders=renders,
         session=session.id if session is not None and role.agent == "cli" else None,
         assembly=assembly,
+        code=journaled(asked),
+        rendered=rendered.answers,
     )
     ident = tx.record_journal(journal)
     if dry_run:

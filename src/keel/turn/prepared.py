@@ -45,6 +45,9 @@ class PreparedTurn:
     history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
+    # The bot's chat policy on the incoming message(s): engage or not; None when it has no
+    # policy, or it left the decision to the chat rules.
+    engage: bool | None = None
     # The turn's stable id in the journal; None for a dry run.
     id: int | None = None
     dry_run: bool = False
@@ -87,4 +90,5 @@ class PreparedTurn:
                 for a in self.attached
             ],
             "warnings": list(self.log),
+            "engage": self.engage,
         }

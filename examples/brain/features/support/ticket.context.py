@@ -1,4 +1,9 @@
-"""Link a turn to the ticket its input names (T-481), so the card shows that ticket only."""
+"""The ticket context's code: link a turn to the ticket its input names, and say its SLA.
+
+`match` links the ticket a message names (T-481), so the card shows that ticket only, with
+no binding needed. `render` adds one line after the views: when this ticket's next update
+is due, from its priority and the day's SLA targets (read-only, from the brain's state).
+"""
 
 import re
 
@@ -6,10 +11,28 @@ from keel.code import define_context
 
 TICKET_ID = re.compile(r"\bT-\d+\b")
 
+SLA = """
+SELECT t.priority, s.first_reply_minutes, s.resolve_hours
+FROM support_tickets AS t JOIN support_sla_targets AS s ON s.priority = t.priority
+WHERE t.ticket_id = :ticket
+"""
 
-def match(turn):
+
+def match(turn, ctx):
     found = TICKET_ID.search(turn.input)
     return {"entity": found.group(0)} if found else None
 
 
-context = define_context(match=match)
+def render(ticket, ctx):
+    rows = ctx.query(SLA, {"ticket": ticket})
+    if not rows:
+        return []
+    row = rows[0]
+    line = (
+        f"{ticket} is {row['priority']}: first reply within {row['first_reply_minutes']} "
+        f"minutes, resolved within {row['resolve_hours']} hours."
+    )
+    return [{"key": "sla", "text": line}]
+
+
+context = define_context(match=match, render=render)

@@ -1,0 +1,190 @@
+"""Brain code in a turn: the chat policy's attach, each admitted context's `match`, then the
+attached contexts' `render` — all through one `CodeRunner`, each call bounded and checked.
+
+The turn's calls of one kind go to the runner at once, so code adds at most about twice
+the longest timeout to a turn (matches, then renders; the chat policy's verdicts with the
+matches). Whatever fails — a module that does not load, a call that raises, hangs or
+answers the wrong shape — links nothing and renders nothing, and says why in the turn's
+warnings; the turn goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from keel.assemble.texts import current_text
+from keel.brain.knobs import context_code_timeout_ms, turn_knobs
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
+from keel.code.runner import CodeRunner
+from keel.code.values import (
+    EngageAnswer,
+    EngageCall,
+    MatchAnswer,
+    MatchCall,
+    RenderAnswer,
+    RenderCall,
+    RunView,
+    TurnView,
+)
+from keel.link.reach import find_run, run_reach
+from keel.link.values import Link, TurnRequest
+from keel.store.journal_values import CodeAnswer
+
+Pair = tuple[str, str | None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Asked:
+    """What brain code answered before linking: the code links, the chat policy's verdict."""
+
+    attach: tuple[ReachEntry, ...] = ()
+    engage: bool | None = None
+    matches: tuple[MatchAnswer, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rendered:
+    """The attached contexts' code sections, by (context, entity)."""
+
+    answers: Mapping[Pair, RenderAnswer] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def ask(runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest) -> Asked:
+    """Run the bot's chat policy on each incoming message and every admitted `match`."""
+    view = _turn_view(brain, role, request)
+    calls = [
+        MatchCall(
+            context=context.id,
+            path=context.code_path,
+            keyed=context.keyed,
+            turn=view,
+            timeout_ms=context_code_timeout_ms(context, role, brain.manifest),
+        )
+        for context in _coded(brain, role)
+        if context.code_path is not None
+    ]
+    matches = runner.match_all(calls) if calls else ()
+    verdicts = _engage(runner, brain, role, request)
+    attach = [ReachEntry(context=m.context, entity=m.entity) for m in matches if m.linked]
+    attach += [entry for answer in verdicts for entry in answer.attach]
+    warnings = [str(m.failure) for m in matches if m.failure is not None]
+    warnings += [str(a.failure) for a in verdicts if a.failure is not None]
+    warnings += [reason for a in verdicts for reason in a.dropped]
+    decided = [a.engage for a in verdicts if a.engage is not None]
+    return Asked(
+        attach=tuple(attach),
+        engage=any(decided) if decided else None,
+        matches=matches,
+        warnings=tuple(warnings),
+    )
+
+
+def render(runner: CodeRunner, brain: Brain, role: RoleSpec, links: Sequence[Link]) -> Rendered:
+    """Every `render` of the contexts that may attach (the strongest `maxActive` links)."""
+    may_attach = links[: turn_knobs(role, brain.manifest).max_active]
+    calls = [
+        RenderCall(
+            context=context.id,
+            path=context.code_path,
+            entity=link.entity,
+            views=tuple(ref.view for ref in context.data),
+            timeout_ms=context_code_timeout_ms(context, role, brain.manifest),
+        )
+        for link in may_attach
+        if (context := brain.contexts[link.context]).code_path is not None
+    ]
+    if not calls:
+        return Rendered()
+    answers = runner.render_all(calls)
+    return Rendered(
+        answers={(a.context, a.entity): a for a in answers},
+        warnings=tuple(str(a.failure) for a in answers if a.failure is not None),
+    )
+
+
+def journaled(asked: Asked) -> tuple[CodeAnswer, ...]:
+    """What each context's code answered, for the turn's journal (and `keel explain`)."""
+    return tuple(
+        CodeAnswer(
+            context=m.context,
+            entity=m.entity,
+            answer=None if m.failure is not None else "yes" if m.linked else "no",
+            failure=None if m.failure is None else m.failure.reason,
+        )
+        for m in asked.matches
+    )
+
+
+def _turn_view(brain: Brain, role: RoleSpec, request: TurnRequest) -> TurnView:
+    conversation = request.conversation
+    run = None
+    if request.run is not None:
+        entity = find_run(brain, request.run)
+        reach = run_reach(brain, entity, override=request.reach, key=request.entity)
+        run = RunView(feature=entity.feature, reach=reach)
+    surface = "run" if request.run is not None else "dm" if request.dm else "chat"
+    return TurnView(
+        input=current_text(brain, request),
+        role=role.id,
+        surface=surface,
+        subject_id=conversation.thread or conversation.chat,
+        run=run,
+    )
+
+
+def _coded(brain: Brain, role: RoleSpec) -> Iterator[ContextSpec]:
+    """The contexts the role admits that have a code half (a code link needs no `when`)."""
+    listed = role.contexts or ()
+    idents = brain.with_code if "*" in listed else sorted(set(listed) & set(brain.with_code))
+    return (brain.contexts[i] for i in idents)
+
+
+def _engage(
+    runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest
+) -> tuple[EngageAnswer, ...]:
+    conversation = request.conversation
+    path = brain.engage.get(conversation.bot)
+    texts = request.messages or ((request.input,) if request.input else ())
+    if path is None or not texts:
+        return ()
+    timeout = turn_knobs(role, brain.manifest).code_timeout_ms
+    keyed = _Keyed(brain)
+    calls = [
+        EngageCall(
+            bot=conversation.bot,
+            path=path,
+            message={
+                "text": text,
+                "chat": conversation.chat,
+                "thread": conversation.thread,
+                "dm": request.dm,
+                "reply_to": list(request.reply_to),
+            },
+            contexts=keyed,
+            timeout_ms=timeout,
+        )
+        for text in texts
+    ]
+    return runner.engage_all(calls)
+
+
+class _Keyed(Mapping[str, bool]):
+    """Context id → keyed, read from the brain when asked (not a copy of every context)."""
+
+    __slots__ = ("_contexts",)
+
+    def __init__(self, brain: Brain) -> None:
+        self._contexts = brain.contexts
+
+    def __getitem__(self, ident: str) -> bool:
+        return self._contexts[ident].keyed
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._contexts)
+
+    def __len__(self) -> int:
+        return len(self._contexts)
