@@ -46,7 +46,9 @@ def access_bindings(brain: Brain, conversation: Conversation) -> list[Binding]:
     ]
 
 
-def _rank(binding: Binding, conversation: Conversation) -> tuple[int, int, int]:
+def rank(binding: Binding, conversation: Conversation) -> tuple[int, int, int]:
+    """Sort key, strongest first: access.yaml before a bind call, a thread's before the
+    chat's, the turn's bot before any bot before another bot."""
     bot = 0 if binding.bot == conversation.bot else 1 if binding.bot is None else 2
     return (binding.source != "access", binding.thread is None, bot)
 
@@ -77,7 +79,7 @@ def effective_bindings(
     candidates = access_bindings(brain, conversation) + [
         b for b in stored if covers(b, conversation)
     ]
-    for binding in sorted(candidates, key=lambda b: _rank(b, conversation)):
+    for binding in sorted(candidates, key=lambda b: rank(b, conversation)):
         found.setdefault(binding.context, binding)
     return found
 

@@ -1,0 +1,65 @@
+"""`keel agent-hook`: a coding agent's prompt hook (Claude Code's hook protocol).
+
+The command reads one JSON object on stdin and prints the context to add (see
+`keel.mcp.hook`). It never exits with status 2 — for Claude Code's UserPromptSubmit that
+status blocks the prompt and erases it — so every failure, a mistyped option included, is
+one line on stderr and status 1, which the agent reports and goes past.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+import typer.core
+
+from keel.cli.app import EXIT_FAILED, app
+from keel.cli.options import (
+    BotOpt,
+    BrainArg,
+    ChatOpt,
+    DbOpt,
+    DmOpt,
+    RoleOpt,
+    ThreadOpt,
+    open_engine,
+)
+from keel.errors import KeelError
+from keel.link.values import Conversation
+from keel.mcp.hook import answer, output, read_input
+from keel.mcp.room import Room
+
+
+class _NeverBlocking(typer.core.TyperCommand):
+    """A command whose usage errors exit 1, not the 2 that would block the agent's prompt."""
+
+    # typer.Context narrows the vendored click context this method is declared with.
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        try:
+            return super().parse_args(ctx, args)
+        except typer.TyperException as exc:
+            exc.exit_code = EXIT_FAILED
+            raise
+
+
+@app.command("agent-hook", cls=_NeverBlocking)
+def agent_hook(
+    brain: BrainArg,
+    bot: BotOpt = "cli",
+    chat: ChatOpt = "cli",
+    thread: ThreadOpt = None,
+    dm: DmOpt = False,
+    role: RoleOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Answer a coding agent's prompt hook: read its JSON on stdin, print the context to add."""
+    room = Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+    try:
+        payload = read_input(sys.stdin.read())
+        with open_engine(brain, db) as engine:
+            text = answer(engine, room, payload)
+    except KeelError as exc:
+        sys.stderr.write(f"keel agent-hook: {exc}\n")
+        raise typer.Exit(EXIT_FAILED) from None
+    if text:
+        sys.stdout.write(output(payload.hook_event_name, text) + "\n")

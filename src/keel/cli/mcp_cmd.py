@@ -1,0 +1,95 @@
+"""`keel mcp`: serve a brain to a coding agent over the Model Context Protocol.
+
+The MCP SDK is imported when the command runs, not when `keel` starts: it takes about a
+second. Errors before serving go to stderr — over stdio, stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated
+
+import typer
+
+from keel.cli.app import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, app, fail
+from keel.cli.options import BotOpt, BrainArg, ChatOpt, DbOpt, DmOpt, RoleOpt, ThreadOpt
+from keel.errors import KeelError, Refused, UsageError
+from keel.link.values import Conversation
+from keel.mcp.room import Room
+from keel.runtime.engine import Engine
+from keel.tools import CODING_TOOLS
+
+LOG = logging.getLogger("keel.mcp")
+
+
+@app.command("mcp")
+def mcp_server(
+    brain: BrainArg,
+    bot: BotOpt = "cli",
+    chat: ChatOpt = "cli",
+    thread: ThreadOpt = None,
+    dm: DmOpt = False,
+    role: RoleOpt = None,
+    db: DbOpt = None,
+    http: Annotated[
+        int | None,
+        typer.Option(
+            "--http",
+            min=1,
+            max=65535,
+            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Serve the brain to a coding agent over MCP: its tools and contexts, for one room."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="keel mcp: %(levelname)s %(message)s"
+    )
+    room = Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+    try:
+        engine = Engine(brain, db, tools=CODING_TOOLS)
+    except KeelError as exc:
+        fail(exc)
+    try:
+        _serve(engine, room, http)
+    except Refused as exc:
+        fail(exc, code=EXIT_REFUSED)
+    except UsageError as exc:
+        fail(exc)
+    except KeelError as exc:
+        fail(exc, code=EXIT_FAILED)
+    finally:
+        engine.close()
+
+
+def _serve(engine: Engine, room: Room, http: int | None) -> None:
+    # The role is resolved on every call, but a room without one is refused before serving,
+    # and a database out of reach fails now rather than on every call.
+    resolved = engine.role_for(room.request())
+    engine.store.applied()
+    if resolved.agent != "cli":
+        LOG.warning(
+            "role '%s' is agent: %s, so context_turn answers with whole contexts every turn — "
+            "set agent: cli in its file to send a session only what changed",
+            resolved.id,
+            resolved.agent,
+        )
+    try:
+        import anyio
+
+        from keel.mcp.server import build_server
+        from keel.mcp.transports import serve_http, serve_stdio
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("mcp", "anyio"):
+            raise
+        # Written plainly: the error printer reads markup, and would eat the brackets.
+        sys.stderr.write("error: keel mcp needs the MCP SDK — pip install 'keel[mcp]'\n")
+        raise typer.Exit(EXIT_USAGE) from None
+    server = build_server(engine, room)
+    if http is None:
+        anyio.run(serve_stdio, server)
+    else:
+        sys.stderr.write(f"keel mcp: serving {room.where} on http://127.0.0.1:{http}/mcp\n")
+        anyio.run(serve_http, server, http)

@@ -1,0 +1,41 @@
+"""`Room`: what a coding agent's door serves — one conversation (bot, chat, thread), one role.
+
+A coding agent is one participant in one conversation of the brain: the MCP server and the
+prompt hook both take it from their command line and make every turn and tool call there.
+The role is the one named, else access.yaml's rule for the bot and chat (a `--dm` chat
+uses the bot's DM rule), resolved again on every call, since the brain can change under a
+long-lived server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from keel.link.values import Conversation, TurnRequest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Room:
+    """One conversation and the role a door answers it as (None: access.yaml's)."""
+
+    conversation: Conversation
+    role: str | None = None
+    dm: bool = False
+
+    def request(self, *, text: str = "", now: datetime | None = None) -> TurnRequest:
+        """A turn (or tool call) in this room, now unless told otherwise."""
+        return TurnRequest(
+            conversation=self.conversation,
+            now=now or datetime.now(UTC),
+            role=self.role,
+            dm=self.dm,
+            input=text,
+        )
+
+    @property
+    def where(self) -> str:
+        """The room in words: `bot nova in tg:chat:-100...` (and its thread)."""
+        conversation = self.conversation
+        thread = f" thread {conversation.thread}" if conversation.thread else ""
+        return f"bot {conversation.bot} in {conversation.chat}{thread}"

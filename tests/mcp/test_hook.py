@@ -1,0 +1,208 @@
+"""`keel agent-hook`, fed hook inputs in Claude Code's shapes (files under payloads/).
+
+The payloads carry every field Claude Code sends for each event, so a field Keel does not
+read is seen too. The session: start, two prompts (a ticket bound between them), a
+compaction, the ticket unbound, a last prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+import keel.cli.hook_cmd  # noqa: F401  (registers the command)
+from keel.cli import app
+from keel.link.values import Conversation
+from keel.runtime.engine import Engine
+from tests.mcp.brains import SENT_BEFORE, STYLE, TICKET, WITHDRAWN_T1
+from tests.mcp.conftest import Engines
+from tests.mcp.launch import child_env, keel_command
+
+PAYLOADS = Path(__file__).parent / "payloads"
+runner = CliRunner()
+
+
+def payload(name: str) -> str:
+    return (PAYLOADS / f"{name}.json").read_text(encoding="utf-8")
+
+
+def hook(brain: Path, stdin: str, *args: str) -> Result:
+    return runner.invoke(app, ["agent-hook", str(brain), *args], input=stdin)
+
+
+def added(result: Result, event: str) -> str:
+    """The context a hook call adds, checked to be the one JSON line the agent reads."""
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    (line,) = result.stdout.splitlines()
+    body: dict[str, Any] = json.loads(line)
+    assert list(body) == ["hookSpecificOutput"]
+    assert body["hookSpecificOutput"]["hookEventName"] == event
+    context: str = body["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def quiet(result: Result) -> None:
+    assert result.exit_code == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", "")
+
+
+@pytest.fixture
+def dev(dev_brain: Path, engines: Engines) -> Engine:
+    return engines(dev_brain)
+
+
+def test_a_recorded_session_with_a_compaction(dev: Engine, database_url: str) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    quiet(hook(brain, payload("session_start_startup"), *db))
+    first = added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    dev.bind(context="ticket", entity="T-1", chat="cli")
+    second = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    compacted = added(hook(brain, payload("session_start_compact"), *db), "SessionStart")
+    dev.unbind(context="ticket", chat="cli")
+    last = added(hook(brain, payload("prompt_done"), *db), "UserPromptSubmit")
+
+    assert STYLE in first
+    assert TICKET not in first
+    assert STYLE not in second
+    assert SENT_BEFORE in second
+    assert TICKET in second
+    assert "T-1 | Checkout button is grey | open" in second
+    assert STYLE in compacted, "everything again after a compaction"
+    assert TICKET in compacted
+    assert SENT_BEFORE not in compacted
+    assert last.startswith(WITHDRAWN_T1)
+    assert STYLE not in last
+    assert TICKET not in last
+
+    with dev.store.transaction() as tx:
+        history = tx.history(Conversation(bot="cli", chat="cli"), before_turn=99, limit=9)
+    assert [m.text for m in history] == [
+        "Why is the checkout button grey on mobile?",
+        "Make it the brand green and add a test.",
+        "Ticket closed. Tidy up the CSS next.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "forgetting",
+    [pytest.param("pre_compact", id="PreCompact"), pytest.param("session_start_clear", id="clear")],
+)
+def test_an_event_that_loses_the_conversation_makes_the_next_prompt_send_everything(
+    dev: Engine, database_url: str, forgetting: str
+) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    again = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    quiet(hook(brain, payload(forgetting), *db))
+    after = added(hook(brain, payload("prompt_done"), *db), "UserPromptSubmit")
+    assert STYLE not in again
+    assert STYLE in after
+
+
+def test_a_resumed_session_keeps_what_it_was_sent(dev: Engine, database_url: str) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    quiet(hook(brain, payload("session_start_resume"), *db))
+    after = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    assert STYLE not in after
+    assert SENT_BEFORE in after
+
+
+SESSION = '"session_id": "s1", "transcript_path": "t.jsonl", "cwd": "."'
+
+
+@pytest.mark.parametrize(
+    ("stdin", "said"),
+    [
+        pytest.param("", "the hook's input is not JSON (Expecting value", id="empty"),
+        pytest.param("prompt: hi", "the hook's input is not JSON", id="not-json"),
+        pytest.param("[1, 2]", "the hook's input is a JSON array, not an object", id="an-array"),
+        pytest.param("null", "the hook's input is a JSON null, not an object", id="null"),
+        pytest.param(
+            '{"hook_event_name": "UserPromptSubmit", "prompt": "hi"}',
+            "the hook's input has 'session_id': field required",
+            id="no-session",
+        ),
+        pytest.param(
+            '{"session_id": 7, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}',
+            "the hook's input has 'session_id': input should be a valid string",
+            id="session-not-a-string",
+        ),
+        pytest.param(
+            "{" + SESSION + ', "hook_event_name": "UserPromptSubmit"}',
+            "a UserPromptSubmit input has no 'prompt'",
+            id="no-prompt",
+        ),
+        pytest.param(
+            "{" + SESSION + ', "hook_event_name": "PreToolUse", "tool_name": "Bash"}',
+            "the hook's event is 'PreToolUse', which keel agent-hook does not answer — install "
+            "it on UserPromptSubmit and SessionStart",
+            id="an-event-keel-does-not-answer",
+        ),
+    ],
+)
+def test_malformed_input_is_one_line_on_stderr_and_never_blocks(
+    dev_brain: Path, stdin: str, said: str
+) -> None:
+    result = hook(dev_brain, stdin)
+    assert result.exit_code == 1, "exit 2 would block the prompt and erase it"
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"keel agent-hook: {said}")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        pytest.param(
+            ["--bot", "nobody"], "no role given and access.yaml has no rule", id="no-role"
+        ),
+        pytest.param(["--role", "devv"], "no role 'devv' in this brain", id="unknown-role"),
+    ],
+)
+def test_a_refused_turn_never_blocks(
+    dev: Engine, database_url: str, args: list[str], said: str
+) -> None:
+    result = hook(dev.source.root, payload("prompt_checkout"), "--db", database_url, *args)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"keel agent-hook: {said}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([], id="no-brain"),
+        pytest.param(["brain", "--sesion", "x"], id="unknown-option"),
+    ],
+)
+def test_a_mistyped_command_line_never_blocks(args: list[str]) -> None:
+    result = runner.invoke(app, ["agent-hook", *args], input=payload("prompt_checkout"))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr
+
+
+def test_not_a_brain_never_blocks(tmp_path: Path) -> None:
+    result = hook(tmp_path / "nowhere", payload("prompt_checkout"))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith("keel agent-hook: ")
+
+
+def test_the_hook_as_claude_code_runs_it(dev: Engine, database_url: str) -> None:
+    command = keel_command("agent-hook", str(dev.source.root), "--db", database_url)
+    done = subprocess.run(
+        command,
+        input=payload("prompt_checkout"),
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    body = json.loads(done.stdout)
+    assert STYLE in body["hookSpecificOutput"]["additionalContext"]
