@@ -24,6 +24,7 @@ NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
             "2026-11-01T09:00:00+09:00", datetime(2026, 11, 1, tzinfo=UTC), id="iso-zoned"
         ),
         pytest.param("2026-11-01", datetime(2026, 11, 1, tzinfo=UTC), id="a-date-is-utc"),
+        pytest.param("999999d", datetime.min.replace(tzinfo=UTC), id="before-any-date"),
     ],
 )
 def test_a_window_starts_where_its_text_says(text: str, start: datetime) -> None:

@@ -22,7 +22,11 @@ def parse_since(text: str, now: datetime) -> datetime:
     span = _SPAN.match(value)
     if span is not None:
         amount, unit = int(span.group(1)), span.group(2)
-        return now.astimezone(UTC) - timedelta(**{_UNITS[unit]: amount})
+        try:
+            return now.astimezone(UTC) - timedelta(**{_UNITS[unit]: amount})
+        except OverflowError:
+            # Further back than a datetime reaches: every recorded time is after it.
+            return datetime.min.replace(tzinfo=UTC)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:

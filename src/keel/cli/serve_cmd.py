@@ -1,0 +1,80 @@
+"""`keel serve`: the HTTP API and the dashboard over one brain, served by uvicorn.
+
+One process holds one Engine (watching the brain, so an edited file reaches the next
+request). A database Keel has never recorded a turn in gets the brain's seed first
+(`seed.yaml`, once), so the dashboard opens on real turns. Binds to loopback unless told
+otherwise; `--token` (or KEEL_SERVE_TOKEN) asks every `/v1` route and the dashboard for it.
+FastAPI and uvicorn are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+
+from keel.cli.app import app, fail
+from keel.cli.options import BrainArg, DbOpt
+from keel.errors import KeelError
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+@app.command()
+def serve(
+    brain: BrainArg,
+    db: DbOpt = None,
+    host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="The port to listen on.", min=0, max=65535)
+    ] = 8000,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Who answers turns: openai:NAME, anthropic:NAME, "
+            "openai-compatible:NAME@URL, scripted:FILE or none (default: none unless "
+            "OPENAI_API_KEY or ANTHROPIC_API_KEY is set).",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="KEEL_SERVE_TOKEN",
+            help="Ask every /v1 route and the dashboard for this bearer token.",
+            show_default=False,
+            show_envvar=True,
+        ),
+    ] = None,
+    seed: Annotated[
+        bool,
+        typer.Option("--seed/--no-seed", help="Play the brain's seed.yaml into a new database."),
+    ] = True,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="Log every request (uvicorn's access log).")
+    ] = False,
+) -> None:
+    """Serve the HTTP API and the dashboard (http://HOST:PORT/)."""
+    try:
+        import uvicorn
+
+        from keel.web.serving import build_service
+    except ImportError as exc:
+        fail(f"keel serve needs the web extra ({exc.name} is missing): pip install 'keel[web]'")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        svc, application = build_service(brain, db, model=model, token=token, seed=seed)
+    except KeelError as exc:
+        fail(exc)
+    log = logging.getLogger("keel.serve")
+    log.info("seed: %s", svc.seeded.note)
+    if host not in LOOPBACK and svc.token is None:
+        log.warning("listening on %s without a token: anyone who reaches it can use it", host)
+    log.info("dashboard: http://%s:%s/  ·  model: %s", host, port, svc.model_spec)
+    try:
+        uvicorn.run(application, host=host, port=port, access_log=access_log, log_level="info")
+    finally:
+        svc.engine.close()

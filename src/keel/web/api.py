@@ -1,0 +1,263 @@
+"""The `/v1` routes over turns, chats and reports: what the `keel` commands do, as HTTP.
+
+Each route is a sync function (the server runs it in its thread pool; the Engine is safe
+to share between threads), reads its body through `keel.web.bodies`, calls the Engine and
+answers with the JSON the matching command prints with `--json`. Errors are mapped once,
+in `keel.web.errors`; a route raises `Missing` for what does not exist.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query
+
+from keel.ledger import DEFAULT_SINCE, parse_since
+from keel.link.values import Conversation, Origin
+from keel.payload.providers import first_request
+from keel.runtime.engine import DEFAULT_LIMIT
+from keel.turn.prepared import Session
+from keel.web.auth import require_token, service
+from keel.web.bodies import (
+    MAX_NAME,
+    BindBody,
+    OpenBody,
+    SendBody,
+    Since,
+    TurnBody,
+    TurnFields,
+    UnbindBody,
+    WhatIfBody,
+    entries,
+    run_ref,
+)
+from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.reading import recorded, shown_history
+from keel.web.service import Service
+from keel.web.shapes import binding_json, message_json, recorded_json, turn_json
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+Svc = Annotated[Service, Depends(service)]
+TurnId = Annotated[int, Path(ge=1, le=2**62, description="A recorded turn's id.")]
+Limit = Annotated[int, Query(ge=0, le=1000)]
+# Query strings share the bodies' bounds (length, no NUL).
+QName = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00]*$")]
+QChat = Annotated[str, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00]*$")]
+QSince = Annotated[Since, Query()]
+
+
+@router.post("/turns", summary="Prepare a turn, or answer it with the server's model")
+def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
+    """`keel turn --json`: what the turn carries, its sections, its fit — and its `id`.
+
+    With a model configured (`keel serve --model`), the model answers too (`reply`,
+    `requests`); a `dry_run` is prepared only and records nothing. `format` adds the
+    provider request (`request`) in that provider's shape.
+    """
+    svc.brain()
+    request = body.request()
+    session = Session(id=body.session, compacted=body.compacted) if body.session else None
+    reply: dict[str, Any] = {}
+    if svc.model is not None and not body.dry_run:
+        outcome = svc.engine.run(request, svc.model, session=session)
+        prepared, assembly = outcome.prepared, outcome.assembly
+        reply = {"reply": outcome.reply, "requests": outcome.requests}
+    else:
+        with svc.database():
+            prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
+    answer = {
+        **prepared.to_json(),
+        "sections": [s.to_json() for s in assembly.sections],
+        "fit": assembly.fit.to_json(),
+        "counter": assembly.counter,
+        **reply,
+    }
+    if body.format is not None:
+        answer["request"] = first_request(assembly, body.format)
+    return KeelJSON(answer)
+
+
+@router.post("/explain", summary="Why each context would or would not reach a turn (dry run)")
+def post_explain(body: TurnFields, svc: Svc) -> KeelJSON:
+    """`keel explain` with turn flags: the turn is dry-run, nothing is recorded."""
+    svc.brain()
+    with svc.database():
+        return KeelJSON(svc.engine.explain(body.request()).to_json())
+
+
+@router.get("/turns", summary="The recorded turns, newest first")
+def get_turns(
+    svc: Svc,
+    chat: QName = None,
+    bot: QName = None,
+    thread: QName = None,
+    role: QName = None,
+    since: Annotated[Since | None, Query()] = None,
+    limit: Limit = DEFAULT_LIMIT,
+) -> KeelJSON:
+    """`keel turns --json`."""
+    with svc.database():
+        found = svc.engine.turns(
+            chat=chat, bot=bot, thread=thread, role=role, since=since, limit=limit
+        )
+    return KeelJSON({"turns": [turn_json(j) for j in found]})
+
+
+@router.get("/turns/{ident}", summary="One recorded turn: what it carried, its sections")
+def get_turn(ident: TurnId, svc: Svc) -> KeelJSON:
+    """The journal of one turn: decisions, refusals, sections with their text, the fit,
+    and the history messages it showed."""
+    with svc.database():
+        journal = recorded(svc.engine, ident)
+        if journal is None:
+            raise Missing(f"no turn {ident} in the journal — GET /v1/turns lists them")
+        return KeelJSON(recorded_json(journal, shown_history(svc.engine, journal)))
+
+
+@router.get("/turns/{ident}/explain", summary="Why each context did or did not reach a turn")
+def get_explain(ident: TurnId, svc: Svc) -> KeelJSON:
+    """`keel explain BRAIN ID --json`."""
+    svc.brain()
+    with svc.database():
+        if recorded(svc.engine, ident) is None:
+            raise Missing(f"no turn {ident} in the journal — GET /v1/turns lists them")
+        return KeelJSON(svc.engine.explain(ident).to_json())
+
+
+@router.post("/send", summary="Record a message a bot sent, with its origin")
+def post_send(body: SendBody, svc: Svc) -> KeelJSON:
+    """`keel send --json`; a send a reply could only come back from keyed is refused."""
+    svc.brain()
+    with svc.database():
+        origin = _send(svc, body)
+    reach = [{"context": r.context, "entity": r.entity} for r in origin.reach]
+    return KeelJSON(
+        {
+            "message_id": origin.message_id,
+            "text": body.text,
+            "origin": {"feature": origin.feature, "reach": reach},
+        }
+    )
+
+
+def _send(svc: Service, body: SendBody) -> Origin:
+    return svc.engine.send(
+        Conversation(bot=body.bot, chat=body.chat, thread=body.thread),
+        body.text,
+        message_id=body.message_id,
+        at=body.at,
+        run=run_ref(body.run),
+        entity=body.entity,
+        reach=entries(body.reach),
+        about_entity=body.about_entity,
+        about_context=body.about_context,
+        card=body.card,
+    )
+
+
+@router.post("/bind", summary="context_bind: bind a chat (or thread) to a context")
+def post_bind(body: BindBody, svc: Svc) -> KeelJSON:
+    """`keel bind --json`."""
+    svc.brain()
+    with svc.database():
+        said = svc.engine.bind(
+            context=body.context,
+            chat=body.chat,
+            entity=body.entity,
+            thread=body.thread,
+            bot=body.bot,
+            role=body.role,
+        )
+    bound = {
+        "context": body.context,
+        "entity": body.entity,
+        "chat": body.chat,
+        "thread": body.thread,
+        "bot": body.bot,
+    }
+    return KeelJSON({"bound": bound, "said": said})
+
+
+@router.post("/unbind", summary="context_unbind: remove a binding context_bind made")
+def post_unbind(body: UnbindBody, svc: Svc) -> KeelJSON:
+    """`keel unbind --json`."""
+    svc.brain()
+    with svc.database():
+        said = svc.engine.unbind(
+            context=body.context, chat=body.chat, thread=body.thread, bot=body.bot, role=body.role
+        )
+    unbound = {"context": body.context, "chat": body.chat, "thread": body.thread, "bot": body.bot}
+    return KeelJSON({"unbound": unbound, "said": said})
+
+
+@router.post("/open", summary="context_open, as the turn's role would call it")
+def post_open(body: OpenBody, svc: Svc) -> KeelJSON:
+    """What `context_open` reads at once: the context's block, or the reason it is refused."""
+    svc.brain()
+    with svc.database():
+        text = svc.engine.open(body.turn.request(), body.context, body.entity)
+    return KeelJSON({"context": body.context, "entity": body.entity, "text": text})
+
+
+@router.get("/report", summary="agent_context: what each context cost a role's turns")
+def get_report(
+    svc: Svc,
+    role: Annotated[str, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00]*$")],
+    since: QSince = DEFAULT_SINCE,
+) -> KeelJSON:
+    """`keel report --json`."""
+    if role not in svc.brain().roles:
+        raise Missing(f"no role '{role}' in this brain — GET /v1/doctor lists the brain's files")
+    with svc.database():
+        return KeelJSON(svc.engine.report(role, since=since).to_json())
+
+
+@router.get("/context", summary="/context: what a chat's latest turn carried, the window")
+def get_context(svc: Svc, chat: QChat, bot: QName = None, thread: QName = None) -> KeelJSON:
+    """`keel context --json`; 404 when the chat has no recorded turn."""
+    with svc.database():
+        found = svc.engine.context(chat, bot=bot, thread=thread)
+    if found is None:
+        raise Missing(f"no recorded turn in chat {chat!r}")
+    return KeelJSON(found.to_json())
+
+
+@router.post("/what-if", summary="Replay the window's turns under changed knobs")
+def post_what_if(body: WhatIfBody, svc: Svc) -> KeelJSON:
+    """`keel what-if --json`; nothing is recorded."""
+    svc.brain()
+    found = svc.engine.what_if(
+        body.settings(), since=body.since, now=body.now, role=body.role, chat=body.chat
+    )
+    return KeelJSON(found.to_json())
+
+
+@router.get("/history", summary="A chat's recorded messages, oldest first")
+def get_history(
+    svc: Svc, chat: QChat, bot: QName = None, thread: QName = None, limit: Limit = DEFAULT_LIMIT
+) -> KeelJSON:
+    """`keel history --json`."""
+    with svc.database():
+        found = svc.engine.history(chat, bot=bot, thread=thread, limit=limit)
+    return KeelJSON({"messages": [message_json(m) for m in found]})
+
+
+@router.get("/bindings", summary="Every chat binding: access.yaml's, then context_bind's")
+def get_bindings(svc: Svc, chat: QName = None) -> KeelJSON:
+    """`keel bindings --json`."""
+    with svc.database():
+        return KeelJSON({"bindings": [binding_json(b) for b in svc.engine.bindings(chat)]})
+
+
+@router.get("/doctor", summary="Check the brain")
+def get_doctor(svc: Svc) -> KeelJSON:
+    """`keel doctor --json`, with `failed` (the CLI's exit 1)."""
+    svc.brain()
+    report = svc.engine.doctor()
+    return KeelJSON({**report.to_json(), "failed": report.failed})
+
+
+def window_start(since: str, now: datetime | None = None) -> datetime:
+    """A validated `since` as the start of its window."""
+    return parse_since(since, now or datetime.now(UTC))

@@ -1,0 +1,82 @@
+"""The `/v1` routes over runs: start one, read one, fire an event, decide an approval card.
+
+They call the server's `RunsBackend` (`keel.web.runs`); in a build without runs every one
+answers 501 with the reason. A run or card id the backend does not know is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+
+from keel.errors import UsageError
+from keel.link.values import Conversation
+from keel.web.auth import require_token, service
+from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody, entries, run_ref
+from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.runs import RunStart
+from keel.web.service import Service
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+Svc = Annotated[Service, Depends(service)]
+Ident = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00/]+$")]
+
+
+def _conversation(bot: str | None, chat: str | None, thread: str | None) -> Conversation | None:
+    if bot is None and chat is None:
+        return None
+    return Conversation(bot=bot or "cli", chat=chat or "cli", thread=thread)
+
+
+@router.get("/runs", summary="The newest runs, newest first")
+def get_runs(svc: Svc, limit: Annotated[int, Query(ge=0, le=1000)] = 50) -> KeelJSON:
+    return KeelJSON({"runs": [r.to_json() for r in svc.runs.runs(limit=limit)]})
+
+
+@router.post("/runs", summary="Start a heartbeat or a scenario now")
+def post_run(body: RunBody, svc: Svc) -> KeelJSON:
+    """The run as it started; hooks start from events (`POST /v1/events/{event}`)."""
+    ref = run_ref(body.run)
+    if ref is None or ref.kind == "hook":
+        raise UsageError(
+            f"run {body.run!r}: a hook runs when its event fires — POST /v1/events/<event>"
+        )
+    svc.brain()
+    start = RunStart(
+        run=ref,
+        entity=body.entity,
+        reach=entries(body.reach),
+        conversation=_conversation(body.bot, body.chat, body.thread),
+        input=body.input,
+    )
+    return KeelJSON(svc.runs.start(start).to_json())
+
+
+@router.get("/runs/{run_id}", summary="One run: its status, steps and approval cards")
+def get_run(run_id: Ident, svc: Svc) -> KeelJSON:
+    found = svc.runs.run(run_id)
+    if found is None:
+        raise Missing(f"no run {run_id!r} — GET /v1/runs lists them")
+    return KeelJSON(found.to_json())
+
+
+@router.post("/events/{event}", summary="Fire an event: the hooks that listen to it run")
+def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
+    svc.brain()
+    started = svc.runs.fire(event, body.payload, _conversation(body.bot, body.chat, body.thread))
+    return KeelJSON({"event": event, "runs": [r.to_json() for r in started]})
+
+
+@router.get("/approvals", summary="The approval cards still pending")
+def get_approvals(svc: Svc) -> KeelJSON:
+    return KeelJSON({"cards": [c.to_json() for c in svc.runs.cards()]})
+
+
+@router.post("/approvals/{card}", summary="Approve or deny a pending approval card")
+def post_approval(card: Ident, body: DecisionBody, svc: Svc) -> KeelJSON:
+    """The card as decided; 409 when it was decided already."""
+    decided = svc.runs.decide(card, approve=body.decision == "approve", by=body.by, note=body.note)
+    if decided is None:
+        raise Missing(f"no approval card {card!r} — GET /v1/approvals lists the pending ones")
+    return KeelJSON(decided.to_json())

@@ -1,0 +1,70 @@
+"""`create_app`: the ASGI application of `keel serve` — the API, the dashboard, the health
+check and the OpenAPI document (`/openapi.json`).
+
+The app holds one `Service` (engine, model, runs, token) in `app.state.service`; routes
+read it per request. Nothing here opens a socket: `keel serve` hands the app to uvicorn,
+and tests call it through the framework's test client.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from keel.web import api, api_runs, errors, pages
+from keel.web.errors import KeelJSON
+from keel.web.service import Service
+
+DESCRIPTION = """\
+Keel's turns, chats, reports and runs over HTTP: each route does what the `keel` command
+of the same name does, and answers with what that command prints with `--json`.
+
+Errors: 409 `{"refused": reason}` for a refusal, 409 `{"overflow", "fit"}` for a turn that
+does not fit, 422 for a body that is not valid (naming the field) or a request that cannot
+be done, 404 for a missing thing, 501 when runs are not in this build, 503 when the
+database cannot be used. With `keel serve --token`, every `/v1` route needs
+`Authorization: Bearer <token>`.
+"""
+
+
+async def _sign_in(_: Request, __: Exception) -> RedirectResponse:
+    return RedirectResponse("/login", status_code=303)
+
+
+def create_app(svc: Service) -> FastAPI:
+    """The application over one `Service`."""
+    app = FastAPI(
+        title="Keel",
+        version=version("keel"),
+        description=DESCRIPTION,
+        default_response_class=KeelJSON,
+        # Swagger UI and ReDoc load their scripts from a CDN; the dashboard works offline,
+        # so the document is served as JSON only.
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.service = svc
+    errors.install(app)
+    app.add_exception_handler(pages.SignIn, _sign_in)
+
+    @app.get("/healthz", summary="Liveness: the server answers; its brain, model and runs")
+    def healthz(request: Request) -> dict[str, Any]:
+        held: Service = request.app.state.service
+        brain = held.brain()
+        return {
+            "ok": True,
+            "brain": brain.manifest.name or brain.root.name,
+            "skipped_files": len(brain.skips),
+            "model": held.model_spec,
+            "runs": held.runs.unavailable() is None,
+        }
+
+    app.include_router(api.router)
+    app.include_router(api_runs.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=pages.HERE / "static"), name="static")
+    return app

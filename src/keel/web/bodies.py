@@ -1,0 +1,268 @@
+"""The HTTP bodies of `keel serve`: what each route accepts, checked before Keel sees it.
+
+Every body is a pydantic model with `extra="forbid"`, so a misspelt field is a 422 that
+names it. Strings are bounded and may not hold NUL or unpaired surrogates (no database
+stores them); a time carries its zone and lies between 1970 and 9000; a window (`since`)
+is a span or an ISO time, parsed here so its error names the field. The turn body is the
+flags of `keel turn` in snake case, and a brain's seed file (`keel.web.seed`) writes each
+step as the body of its route.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    field_validator,
+)
+
+from keel.brain.specs import ENTITY_KINDS, ReachEntry
+from keel.errors import UsageError
+from keel.ledger import parse_overrides, parse_since
+from keel.link.values import Conversation, RunRef, TurnRequest
+
+# Ids (bots, chats, contexts, entity keys, message ids) and texts (messages) are bounded so
+# one request cannot make the server hold or store an unbounded value.
+MAX_NAME = 512
+MAX_TEXT = 100_000
+MAX_LIST = 100
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def clean(value: str) -> str:
+    """A string a database can store: no NUL, no unpaired surrogate."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (an unpaired surrogate was sent)") from None
+    return value
+
+
+def _in_range(value: datetime) -> datetime:
+    moment = value.astimezone(UTC)
+    if not EARLIEST <= moment < LATEST:
+        raise ValueError("must lie between 1970-01-01 and 9000-01-01")
+    return moment
+
+
+def _run(value: str) -> str:
+    kind, _, ident = value.partition(":")
+    if kind not in ENTITY_KINDS or not ident:
+        raise ValueError(f"write KIND:ID with KIND one of {', '.join(ENTITY_KINDS)}")
+    return value
+
+
+def _since(value: str) -> str:
+    try:
+        parse_since(value, datetime.now(UTC))
+    except UsageError:
+        raise ValueError(
+            "write a span such as 7d, 24h or 30m, or an ISO 8601 time (e.g. 2026-11-29T18:00:00Z)"
+        ) from None
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(clean)]
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(clean)]
+Moment = Annotated[AwareDatetime, AfterValidator(_in_range)]
+RunText = Annotated[
+    str,
+    Field(min_length=3, max_length=MAX_NAME, examples=["heartbeat:evening-film"]),
+    AfterValidator(clean),
+    AfterValidator(_run),
+]
+Since = Annotated[str, Field(min_length=1, max_length=64, examples=["7d"]), AfterValidator(_since)]
+Format = Literal["openai", "responses", "anthropic"]
+
+
+class Body(BaseModel):
+    """A request body: unknown fields are refused with their name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Entry(Body):
+    """A context, and the entity key it is about (none for an unkeyed context)."""
+
+    context: Name
+    entity: Name | None = None
+
+    def value(self) -> ReachEntry:
+        return ReachEntry(context=self.context, entity=self.entity)
+
+
+def run_ref(text: str | None) -> RunRef | None:
+    """`KIND:ID`, already checked by `RunText`, as a run reference."""
+    if text is None:
+        return None
+    word, _, ident = text.partition(":")
+    kind = next(k for k in ENTITY_KINDS if k == word)
+    return RunRef(kind=kind, id=ident)
+
+
+def entries(items: list[Entry] | None) -> tuple[ReachEntry, ...] | None:
+    return None if items is None else tuple(e.value() for e in items)
+
+
+class TurnFields(Body):
+    """What describes a turn: `keel turn`'s flags, in snake case."""
+
+    bot: Name = "cli"
+    chat: Name = "cli"
+    thread: Name | None = None
+    role: Name | None = None
+    dm: bool = False
+    input: Text = ""
+    reply_to: list[Name] = Field(default_factory=list, max_length=MAX_LIST)
+    run: RunText | None = None
+    entity: Name | None = None
+    reach: list[Entry] | None = Field(default=None, max_length=MAX_LIST)
+    attach: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    open: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
+    at: Moment | None = Field(default=None, description="The turn's time (default: now).")
+
+    def request(self, now: datetime | None = None) -> TurnRequest:
+        """The turn this body describes, at `at`, else `now`, else the clock's now."""
+        return TurnRequest(
+            conversation=Conversation(bot=self.bot, chat=self.chat, thread=self.thread),
+            now=self.at or now or datetime.now(UTC),
+            role=self.role,
+            dm=self.dm,
+            input=self.input,
+            reply_to=tuple(self.reply_to),
+            run=run_ref(self.run),
+            entity=self.entity,
+            reach=entries(self.reach),
+            attach=entries(self.attach) or (),
+            open=entries(self.open) or (),
+        )
+
+
+class TurnBody(TurnFields):
+    """`POST /v1/turns`: prepare a turn (or answer it with the server's model)."""
+
+    dry_run: bool = False
+    format: Format | None = None
+    session: Name | None = Field(default=None, description="A CLI agent's session id.")
+    compacted: bool = False
+
+
+class OpenBody(Body):
+    """`POST /v1/open`: `context_open` of `context` (and `entity`) in the turn `turn`."""
+
+    context: Name
+    entity: Name | None = None
+    turn: TurnFields = Field(default_factory=TurnFields)
+
+
+class SendBody(Body):
+    """`POST /v1/send`: a message a bot sent, with the origin a reply will bring back."""
+
+    bot: Name
+    chat: Name
+    text: Text
+    thread: Name | None = None
+    run: RunText | None = None
+    entity: Name | None = None
+    reach: list[Entry] | None = Field(default=None, max_length=MAX_LIST)
+    about_entity: Name | None = None
+    about_context: Name | None = None
+    message_id: Name | None = None
+    card: bool = False
+    at: Moment | None = None
+
+
+class BindBody(Body):
+    """`POST /v1/bind`: `context_bind`, as the role answering in the chat (or `role`)."""
+
+    context: Name
+    chat: Name
+    entity: Name | None = None
+    thread: Name | None = None
+    bot: Name | None = None
+    role: Name | None = None
+
+
+class UnbindBody(Body):
+    """`POST /v1/unbind`: `context_unbind`, removing a binding `bind` made."""
+
+    context: Name
+    chat: Name
+    thread: Name | None = None
+    bot: Name | None = None
+    role: Name | None = None
+
+
+KnobValue = (
+    Annotated[StrictInt, Field(ge=-(10**12), le=10**12)]
+    | Annotated[str, Field(max_length=64), AfterValidator(clean)]
+)
+
+
+class WhatIfBody(Body):
+    """`POST /v1/what-if`: the window's turns re-fitted under changed knobs."""
+
+    set: dict[Annotated[str, Field(max_length=256), AfterValidator(clean)], KnobValue] = Field(
+        default_factory=dict,
+        max_length=MAX_LIST,
+        examples=[{"contexts.maxActive": 5}],
+    )
+    since: Since = "7d"
+    now: Moment | None = None
+    role: Name | None = None
+    chat: Name | None = None
+
+    @field_validator("set")
+    @classmethod
+    def _knobs(cls, value: dict[str, int | str]) -> dict[str, int | str]:
+        try:
+            parse_overrides([f"{key}={knob}" for key, knob in value.items()])
+        except UsageError as exc:
+            raise ValueError(str(exc).removeprefix("--set ")) from None
+        return value
+
+    def settings(self) -> tuple[str, ...]:
+        return tuple(f"{key}={value}" for key, value in self.set.items())
+
+
+class RunBody(Body):
+    """`POST /v1/runs`: start a heartbeat or a scenario now."""
+
+    run: RunText
+    entity: Name | None = None
+    reach: list[Entry] | None = Field(default=None, max_length=MAX_LIST)
+    bot: Name | None = None
+    chat: Name | None = None
+    thread: Name | None = None
+    input: Text = ""
+
+
+class DecisionBody(Body):
+    """`POST /v1/approvals/{card}`: a person's decision on a pending approval card."""
+
+    decision: Literal["approve", "deny"]
+    by: Name | None = None
+    note: Text | None = None
+
+
+class EventBody(Body):
+    """`POST /v1/events/{event}`: the event's payload, handed to the hooks it fires."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    payload: dict[Annotated[str, Field(max_length=MAX_NAME), AfterValidator(clean)], Any] = Field(
+        default_factory=dict, max_length=MAX_LIST
+    )
+    bot: Name | None = None
+    chat: Name | None = None
+    thread: Name | None = None

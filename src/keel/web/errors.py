@@ -1,0 +1,112 @@
+"""Keel's errors as HTTP answers, mapped in one place.
+
+    Refused, LinkError     409  {"refused": reason}
+    FitOverflow            409  {"overflow": reason, "fit": {estimate, window, ...}}
+    UsageError             422  {"detail": reason}
+    a body or query that does not validate
+                           422  {"detail": [{"loc": [...], "msg": ..., "type": ...}]}
+    a missing thing        404  {"detail": reason}       (raised by the routes)
+    RunsUnavailable        501  {"detail": reason}
+    StoreError             503  {"detail": reason}
+    ContentError           503  {"detail": reason}       (the brain cannot be used)
+
+A turn that does not fit is a 409, not a 422: the body was well formed, and the same body
+is answered once a budget or the model's window is raised in the brain. Anything else that
+escapes a route is a bug, and is left to the server's 500. Every answer is JSON written
+with `ensure_ascii=False`; a lone surrogate (from a path that decoded to one) is written
+as its escape, so an answer can always be encoded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from keel.errors import ContentError, FitOverflow, LinkError, Refused, StoreError, UsageError
+from keel.web.runs import RunsUnavailable
+
+
+class KeelJSON(JSONResponse):
+    """JSON that can always be encoded: a lone surrogate becomes its `\\udXXX` escape."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
+
+
+class Missing(LookupError):
+    """A route's thing (a turn, a role, a run, a card) does not exist: 404 with the reason."""
+
+
+def _answer(status: int, body: Mapping[str, Any]) -> KeelJSON:
+    return KeelJSON(dict(body), status_code=status)
+
+
+async def _refused(_: Request, exc: Exception) -> KeelJSON:
+    return _answer(409, {"refused": str(exc)})
+
+
+async def _overflow(_: Request, exc: Exception) -> KeelJSON:
+    details = exc.details if isinstance(exc, FitOverflow) else {}
+    return _answer(409, {"overflow": str(exc), "fit": details})
+
+
+async def _usage(_: Request, exc: Exception) -> KeelJSON:
+    return _answer(422, {"detail": str(exc)})
+
+
+async def _missing(_: Request, exc: Exception) -> KeelJSON:
+    return _answer(404, {"detail": str(exc)})
+
+
+async def _unavailable(_: Request, exc: Exception) -> KeelJSON:
+    return _answer(501, {"detail": str(exc)})
+
+
+async def _store(_: Request, exc: Exception) -> KeelJSON:
+    return _answer(503, {"detail": str(exc)})
+
+
+async def _invalid(_: Request, exc: Exception) -> KeelJSON:
+    """The body or query did not validate: each problem with where it is (no input echo)."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [
+        {
+            "loc": [str(part) for part in e.get("loc", ())],
+            "msg": e.get("msg"),
+            "type": e.get("type"),
+        }
+        for e in errors
+    ]
+    return _answer(422, {"detail": detail})
+
+
+def install(app: FastAPI) -> None:
+    """Map Keel's errors on `app`."""
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(Refused, _refused)
+    app.add_exception_handler(LinkError, _refused)
+    app.add_exception_handler(FitOverflow, _overflow)
+    app.add_exception_handler(UsageError, _usage)
+    app.add_exception_handler(Missing, _missing)
+    app.add_exception_handler(RunsUnavailable, _unavailable)
+    app.add_exception_handler(StoreError, _store)
+    app.add_exception_handler(ContentError, _store)
+
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "A bearer token is required (`--token`), and was missing or wrong."},
+    404: {"description": 'No such thing: `{"detail": reason}`.'},
+    409: {
+        "description": 'Refused (`{"refused": reason}`), or a turn that does not fit '
+        '(`{"overflow": reason, "fit": {...}}`).'
+    },
+    422: {"description": "A body, path or query that is not valid, or a request Keel cannot do."},
+    501: {"description": "Runs are not available in this build."},
+    503: {"description": 'The database cannot be used: `{"detail": reason}`.'},
+}

@@ -1,0 +1,77 @@
+"""`Service`: what one `keel serve` process holds, shared by the API and the dashboard.
+
+One `Engine` (watching the brain, so an edited file reaches the next request), the model
+that answers turns (None: turns are prepared only), the runs backend, the bearer token
+(None: no token asked), and what the seed did at start. Each request asks for the brain
+through `brain()`, which logs the files a new snapshot could not load — once per
+snapshot, so a broken file is never silent and never floods the log — and holds
+`database()` around its Engine calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+
+from keel.brain.snapshot import Brain
+from keel.log import logger
+from keel.runtime.engine import Engine
+from keel.runtime.models import ModelClient
+from keel.web.runs import NoRuns, RunsBackend
+
+LOG = logger("serve")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seeded:
+    """What the seed did when the server started: steps played, or why none were."""
+
+    played: int = 0
+    note: str = ""
+
+
+class Service:
+    """The engine, the model, the runs and the token of one server process."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        model: ModelClient | None = None,
+        model_spec: str = "none",
+        runs: RunsBackend | None = None,
+        token: str | None = None,
+        seeded: Seeded | None = None,
+    ) -> None:
+        self.engine = engine
+        self.model = model
+        self.model_spec = model_spec
+        self.runs: RunsBackend = runs if runs is not None else NoRuns()
+        self.token = token or None
+        self.seeded = seeded or Seeded()
+        self._seen: Brain | None = None
+        self._lock = threading.Lock()
+        # SQLite has one writer at a time, and every store transaction takes the write lock
+        # (BEGIN IMMEDIATE). Threads that wait for it inside SQLite poll with growing sleeps,
+        # so under load most of the time goes to sleeping; queueing them here on a lock
+        # hands the database over the moment it is free. PostgreSQL needs no such queue.
+        self._writer: AbstractContextManager[object] = (
+            threading.Lock() if engine.url.startswith("sqlite") else nullcontext()
+        )
+
+    def database(self) -> AbstractContextManager[object]:
+        """Hold this around Engine calls: one at a time on SQLite, no wait on PostgreSQL."""
+        return self._writer
+
+    def brain(self) -> Brain:
+        """The brain as it is now; a snapshot with files that did not load is logged once."""
+        brain = self.engine.brain
+        if brain is self._seen:
+            return brain
+        with self._lock:
+            if brain is not self._seen:
+                self._seen = brain
+                for skip in brain.skips:
+                    LOG.warning("brain file skipped: %s", skip)
+        return brain

@@ -1,0 +1,62 @@
+"""Building what `keel serve` serves: the Engine, the model, the seed, the app.
+
+Kept apart from the command so tests and other hosts build the same service: one Engine
+watching the brain, the model from `--model` (else the brain's `model.name` when it is a
+spec, else a provider whose key is set, else none), the seed played into a new database,
+and the application over all of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from keel.runtime.engine import Engine
+from keel.runtime.model_specs import build_model, default_model, parse_model
+from keel.web.app import create_app
+from keel.web.runs import RunsBackend
+from keel.web.seed import seed_once
+from keel.web.service import Seeded, Service
+
+
+def build_service(
+    brain: str | Path,
+    db: str | None = None,
+    *,
+    model: str | None = None,
+    token: str | None = None,
+    seed: bool = True,
+    runs: RunsBackend | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Service, FastAPI]:
+    """The service and its application; the caller closes `service.engine` when done.
+
+    Raises `UsageError` for a brain that is not one or a model that cannot be built, and
+    `StoreError` for a database that cannot be used.
+    """
+    environ = os.environ if env is None else env
+    engine = Engine(brain, db, watch=True)
+    try:
+        choice = (
+            parse_model(model)
+            if model is not None
+            else default_model(engine.brain.manifest.model.name, environ)
+        )
+        client = build_model(choice, environ)
+        engine.store.migrate()
+        seeded = seed_once(engine) if seed else Seeded(note="not played: --no-seed")
+    except BaseException:
+        engine.close()
+        raise
+    svc = Service(
+        engine,
+        model=client,
+        model_spec=choice.spec,
+        runs=runs,
+        token=token,
+        seeded=seeded,
+    )
+    return svc, create_app(svc)

@@ -1,0 +1,112 @@
+"""The `/v1` routes over runs and approval cards: against the in-memory backend, and the
+build without runs (501 on every route)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from keel.web.app import create_app
+from keel.web.runs import NOT_BUILT, NoRuns
+from tests.web.conftest import Served
+
+
+def call(client: TestClient, method: str, path: str, body: Any = None, status: int = 200) -> Any:
+    answer = client.request(method, path, json=body)
+    assert answer.status_code == status, (answer.status_code, answer.text)
+    return answer.json()
+
+
+def test_the_runs_are_listed_and_read(served: Served) -> None:
+    listed = call(served.client, "GET", "/v1/runs")["runs"]
+    assert [r["id"] for r in listed] == ["run-1"]
+    run = call(served.client, "GET", "/v1/runs/run-1")
+    assert run["run"] == "hook:ticket-opened"
+    assert [s["name"] for s in run["steps"]] == ["prepare", "refund"]
+    assert run["cards"][0]["status"] == "pending"
+
+
+def test_a_heartbeat_starts_and_a_hook_is_sent_to_events(served: Served) -> None:
+    started = call(served.client, "POST", "/v1/runs", {"run": "heartbeat:evening-film"})
+    assert started["run"] == "heartbeat:evening-film"
+    assert started["status"] == "pending"
+    assert call(served.client, "GET", f"/v1/runs/{started['id']}")["id"] == started["id"]
+    hook = call(served.client, "POST", "/v1/runs", {"run": "hook:skip"}, 422)
+    assert "POST /v1/events/" in hook["detail"]
+
+
+def test_an_event_fires_the_hooks_that_listen(served: Served) -> None:
+    body = {"payload": {"ticket": "T-481"}, "bot": "desk", "chat": "tg:chat:-1003000000001"}
+    fired = call(served.client, "POST", "/v1/events/ticket.opened", body)
+    assert fired["event"] == "ticket.opened"
+    assert [r["run"] for r in fired["runs"]] == ["hook:ticket-opened"]
+    event, payload, conversation = served.runs.fired[0]
+    assert (event, dict(payload)) == ("ticket.opened", {"ticket": "T-481"})
+    assert conversation is not None
+    assert conversation.bot == "desk"
+    assert call(served.client, "POST", "/v1/events/nobody.listens", {})["runs"] == []
+
+
+def test_a_card_is_approved_once(served: Served) -> None:
+    assert [c["id"] for c in call(served.client, "GET", "/v1/approvals")["cards"]] == ["card-1"]
+    body = {"decision": "approve", "by": "maria"}
+    decided = call(served.client, "POST", "/v1/approvals/card-1", body)
+    assert decided["status"] == "approved"
+    assert decided["decided_by"] == "maria"
+    again = call(served.client, "POST", "/v1/approvals/card-1", {"decision": "deny"}, 409)
+    assert again == {"refused": "card card-1 was approved already"}
+    assert call(served.client, "GET", "/v1/approvals")["cards"] == []
+    missing = call(served.client, "POST", "/v1/approvals/card-9", {"decision": "deny"}, 404)
+    assert "no approval card 'card-9'" in missing["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        pytest.param("/v1/runs", {"run": "nightly"}, "run", id="run-without-kind"),
+        pytest.param("/v1/runs", {}, "run", id="run-missing"),
+        pytest.param("/v1/approvals/card-1", {"decision": "maybe"}, "decision", id="decision"),
+        pytest.param("/v1/events/x", {"payload": []}, "payload", id="payload-not-object"),
+    ],
+)
+def test_a_bad_runs_body_is_422(served: Served, path: str, body: Any, field: str) -> None:
+    detail = call(served.client, "POST", path, body, 422)["detail"]
+    assert any(field in problem["loc"] for problem in detail), detail
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        pytest.param("GET", "/v1/runs", None, id="list"),
+        pytest.param("POST", "/v1/runs", {"run": "heartbeat:evening-film"}, id="start"),
+        pytest.param("GET", "/v1/runs/run-1", None, id="show"),
+        pytest.param("POST", "/v1/events/ticket.opened", {}, id="event"),
+        pytest.param("GET", "/v1/approvals", None, id="cards"),
+        pytest.param("POST", "/v1/approvals/card-1", {"decision": "approve"}, id="decide"),
+    ],
+)
+def test_a_build_without_runs_answers_501(
+    served: Served, method: str, path: str, body: Any
+) -> None:
+    served.service.runs = NoRuns()
+    assert call(served.client, method, path, body, 501) == {"detail": NOT_BUILT}
+
+
+def test_a_database_that_cannot_be_reached_is_503(tmp_path: Path) -> None:
+    from keel.runtime.engine import Engine
+    from keel.web.service import Service
+    from tests.runtime.driver import copy_reference
+
+    brain = copy_reference(tmp_path / "brain")
+    engine = Engine(brain, "postgresql+psycopg://postgres@127.0.0.1:1/none", watch=False)
+    with TestClient(create_app(Service(engine))) as client:
+        answer = call(
+            client, "POST", "/v1/turns", {"bot": "nova", "chat": "c", "role": "coach"}, 503
+        )
+        assert "cannot" in answer["detail"]
+        assert "127.0.0.1:1" in answer["detail"]
+        assert call(client, "GET", "/healthz")["ok"] is True
+    engine.close()

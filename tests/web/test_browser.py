@@ -1,0 +1,176 @@
+"""The dashboard in a real browser: headless Chromium (Debian's), driven by Playwright.
+
+A `keel serve`-built app runs under uvicorn on a free loopback port, in a thread, over a
+copy of the reference brain with its seed played and the in-memory runs backend. The test
+opens the dashboard, opens a turn that stubbed a context, checks each section's bar and
+each stub's knob against what the journal and the spend ledger hold, approves a card from
+the keyboard, and saves a screenshot of each page under test-artifacts/web/. Nothing is
+downloaded: the browser is /usr/bin/chromium, and the test fails, saying how to install
+it, when it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from keel.web.service import Service
+from tests.web.conftest import serve_copy
+from tests.web.memory_runs import MemoryRuns
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Where the screenshots go: KEEL_TEST_ARTIFACTS, else test-artifacts/ (git-ignored).
+ARTIFACTS = (
+    Path(
+        os.environ.get("KEEL_TEST_ARTIFACTS")
+        or Path(__file__).resolve().parents[2] / "test-artifacts"
+    )
+    / "web"
+)
+
+
+@dataclass(frozen=True)
+class Live:
+    base: str
+    service: Service
+    runs: MemoryRuns
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Live]:
+    runs = MemoryRuns()
+    svc, client = serve_copy(tmp_path, runs=runs)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(client.app, host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("uvicorn did not start within 20 s")
+        time.sleep(0.02)
+    yield Live(base=f"http://127.0.0.1:{port}", service=svc, runs=runs)
+    server.should_exit = True
+    thread.join(timeout=10)
+    svc.engine.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests drive Debian's Chromium — "
+            "apt-get install chromium"
+        )
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_the_dashboard_shows_a_turn_as_the_ledger_holds_it_and_approves_a_card(
+    live: Live, browser: Browser
+) -> None:
+    engine = live.service.engine
+    stubbed = [j for j in engine.turns(limit=500) if j.stubbed]
+    assert stubbed, "the seed plays turns with stubs"
+    target = stubbed[0]
+    assert target.id is not None
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+
+    page.goto(live.base + "/")
+    assert page.title() == "System · reference"
+    shot(page, "system")
+    # The keyboard reaches the page: the first Tab lands on the skip link.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+
+    page.goto(live.base + "/turns")
+    page.get_by_role("link", name=str(target.id), exact=True).first.click()
+    page.wait_for_url(f"**/turns/{target.id}")
+    assert page.locator("h1").inner_text().startswith(f"Turn {target.turn}")
+    shot(page, "turn")
+
+    recorded = live.service.engine.store
+    with recorded.transaction() as tx:
+        journal = tx.journal(target.id)
+        ledger = [
+            e
+            for e in tx.ledger(role=target.role, since=target.request.now)
+            if e.conversation == target.conversation and e.turn == target.turn
+        ]
+    assert journal is not None
+    rows = page.locator("#sections tbody tr")
+    assert rows.count() == len(journal.sections)
+    for index, section in enumerate(journal.sections):
+        row = rows.nth(index)
+        assert row.get_attribute("data-section") == section.id
+        assert row.locator("td").nth(3).inner_text() == f"{section.used:,}"
+        if section.budget:
+            width = row.locator(".bar span").evaluate("e => e.style.width")
+            expected = min(100.0, section.used / section.budget * 100)
+            assert float(width.rstrip("%")) == pytest.approx(expected, abs=0.01), section.id
+    stubs = page.locator("#stubs tbody tr")
+    shown = {
+        (stubs.nth(i).get_attribute("data-context"), stubs.nth(i).get_attribute("data-knob"))
+        for i in range(stubs.count())
+    }
+    assert shown == {(e.context, e.knob) for e in ledger if e.knob is not None}
+    assert shown, "the turn stubbed a context"
+    knob_value = stubs.first.locator("td").nth(3).inner_text()
+    assert knob_value == str(journal.knobs.max_active)
+
+    page.goto(live.base + "/runs")
+    shot(page, "runs")
+    approve = page.locator('tr[data-card="card-1"] button.approve')
+    approve.focus()
+    with page.expect_navigation(url="**/runs"):
+        page.keyboard.press("Enter")
+    assert page.locator('tr[data-card="card-1"]').count() == 0
+    assert live.runs.run("run-1") is not None
+    decided = live.runs.run("run-1")
+    assert decided is not None
+    assert decided.cards[0].status == "approved"
+    assert decided.cards[0].decided_by == "dashboard"
+
+    page.goto(live.base + "/roles/dutch-coach")
+    assert page.locator("svg.chart circle").count() >= 1
+    page.locator("#agent-context thead th").nth(2).locator("button").click()
+    assert page.locator("#agent-context thead th").nth(2).get_attribute("aria-sort") == "ascending"
+    shot(page, "role")
+    page.goto(live.base + "/doctor")
+    shot(page, "doctor")
+    assert re.search(r"context\.stubbed", page.content())

@@ -1,0 +1,142 @@
+"""The dashboard's pages through the test client, on SQLite and PostgreSQL: each renders
+what the journal and the ledger hold, and the approval form decides a card."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from keel.web.runs import NOT_BUILT, NoRuns
+from tests.web.conftest import Served, wait_for
+
+ACME = "tg:chat:-1002000000101"
+LEARNER = "tg:user:2"
+
+
+def turn(served: Served, body: dict[str, Any]) -> dict[str, Any]:
+    answer = served.client.post("/v1/turns", json=body)
+    assert answer.status_code == 200, answer.text
+    found: dict[str, Any] = answer.json()
+    return found
+
+
+def html(served: Served, path: str, status: int = 200) -> str:
+    answer = served.client.get(path)
+    assert answer.status_code == status, (path, answer.status_code)
+    assert answer.headers["content-type"].startswith("text/html")
+    return answer.text
+
+
+def stubbing_turn(served: Served) -> dict[str, Any]:
+    """The Dutch learner's skip hook with every practice linked: maxActive stubs one."""
+    for practice, message in (("knm", "knm-1"), ("listen", "lis-1"), ("write", "wri-1")):
+        sent = {"bot": "tutor", "chat": LEARNER, "text": practice, "message_id": message}
+        assert (
+            served.client.post(
+                "/v1/send", json=sent | {"run": f"scenario:{practice}-practice"}
+            ).status_code
+            == 200
+        )
+    body = {
+        "bot": "tutor",
+        "chat": LEARNER,
+        "dm": True,
+        "run": "hook:skip",
+        "reach": [{"context": "read"}],
+        "reply_to": ["knm-1", "lis-1", "wri-1"],
+    }
+    return turn(served, body)
+
+
+def test_every_page_renders(served: Served) -> None:
+    made = turn(served, {"bot": "nova", "chat": ACME, "input": "hello there"})
+    for path in ("/", "/turns", "/chats", "/runs", "/doctor", "/runs/run-1", "/roles/client-desk"):
+        assert "<main" in html(served, path)
+    assert f'href="/turns/{made["id"]}"' in html(served, "/")
+    assert "hello there" in html(served, f"/chat?chat={ACME}")
+    assert ACME in html(served, "/chats")
+
+
+def test_the_inspector_shows_the_turns_sections_stubs_and_input(served: Served) -> None:
+    made = stubbing_turn(served)
+    assert made["stubbed"], made
+    page = html(served, f"/turns/{made['id']}")
+    for section in made["sections"]:
+        budget = section["budget_tokens"]
+        row = (
+            f'data-section="{section["id"]}" data-budget="{budget if budget is not None else ""}" '
+            f'data-used="{section["used_tokens"]}"'
+        )
+        assert row in page, section["id"]
+    for stub in made["stubbed"]:
+        assert f'data-context="{stub["context"]}" data-entity="" data-knob="{stub["knob"]}"' in page
+    assert "Rendered input" in page
+    assert "You are tutor." in page
+    assert re.search(r'<div class="window" [^>]*data-used="\d+" data-window="200000"', page)
+
+
+def test_the_role_page_charts_its_turns(served: Served) -> None:
+    made = stubbing_turn(served)
+    page = html(served, "/roles/dutch-coach")
+    assert '<svg class="chart"' in page
+    assert f'href="/turns/{made["id"]}"' in page
+    assert 'class="dot stubbed"' in page
+    assert "context.stubbed" in page  # the finding of the stub
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "text"),
+    [
+        pytest.param("/turns/424242", 404, "no turn 424242", id="turn"),
+        pytest.param("/roles/nosuch", 404, "no role", id="role"),
+        pytest.param("/roles/coach?since=soon", 422, "write a span", id="since"),
+        pytest.param("/runs/run-9", 404, "no run", id="run"),
+        pytest.param("/chat", 404, "name a chat", id="chat"),
+    ],
+)
+def test_a_missing_page_says_what_is_missing(
+    served: Served, path: str, status: int, text: str
+) -> None:
+    assert text in html(served, path, status)
+
+
+def test_a_card_is_approved_from_the_runs_page(served: Served) -> None:
+    page = html(served, "/runs")
+    assert 'action="/runs/cards/card-1"' in page
+    host = {"Origin": "http://testserver"}
+    decided = served.client.post(
+        "/runs/cards/card-1",
+        data={"decision": "approve", "back": "/runs/run-1"},
+        headers=host,
+        follow_redirects=False,
+    )
+    assert decided.status_code == 303
+    assert decided.headers["location"] == "/runs/run-1"
+    assert served.runs.cards() == []
+    assert "approved" in html(served, "/runs/run-1")
+    again = served.client.post("/runs/cards/card-1", data={"decision": "deny"}, headers=host)
+    assert again.status_code == 409
+    assert "approved already" in again.text
+    unknown = served.client.post("/runs/cards/card-7", data={"decision": "deny"}, headers=host)
+    assert unknown.status_code == 404
+    bad = served.client.post("/runs/cards/card-1", data={"decision": "maybe"}, headers=host)
+    assert bad.status_code == 422
+
+
+def test_a_build_without_runs_says_so(served: Served) -> None:
+    served.service.runs = NoRuns()
+    assert NOT_BUILT in html(served, "/runs")
+    assert NOT_BUILT in html(served, "/")
+    assert NOT_BUILT in html(served, "/runs/run-1", 404)
+
+
+def test_a_broken_brain_file_is_shown(served: Served) -> None:
+    broken = served.brain / "features" / "support" / "kb.context.md"
+    broken.write_text("---\nwhne: [ask]\n---\nbody\n", encoding="utf-8")
+    engine = served.service.engine
+    wait_for(lambda: any(s.path.endswith("kb.context.md") for s in engine.brain.skips))
+    page = html(served, "/doctor")
+    assert "kb.context.md" in page
+    assert "did not load" in html(served, "/")

@@ -1,0 +1,64 @@
+"""Building the service as `keel serve` does: the model it answers with, and its seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from keel.errors import UsageError
+from keel.web.serving import build_service
+from tests.runtime.driver import copy_reference
+
+
+def test_the_model_is_none_unless_a_provider_key_is_set(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    url = f"sqlite:///{(tmp_path / 'k.db').as_posix()}"
+    svc, _ = build_service(brain, url, seed=False, env={})
+    assert (svc.model, svc.model_spec) == (None, "none")
+    svc.engine.close()
+    keyed, _ = build_service(brain, url, seed=False, env={"OPENAI_API_KEY": "sk-test"})
+    assert keyed.model is not None
+    assert keyed.model_spec == "openai:any-model"
+    keyed.engine.close()
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        pytest.param("gpt-5", r"not a model spec", id="no-provider"),
+        pytest.param("anthropic:claude", r"need an API key: set ANTHROPIC_API_KEY", id="no-key"),
+    ],
+)
+def test_a_model_that_cannot_be_built_is_a_usage_error(
+    tmp_path: Path, spec: str, message: str
+) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    with pytest.raises(UsageError, match=message):
+        build_service(brain, f"sqlite:///{tmp_path / 'k.db'}", model=spec, seed=False, env={})
+
+
+def test_a_turn_is_answered_by_the_servers_model(tmp_path: Path) -> None:
+    script = tmp_path / "model.json"
+    steps = [
+        {"tool_calls": [{"name": "context_open", "arguments": {"name": "policy"}}]},
+        {"text": "Earrings cannot be returned."},
+    ]
+    script.write_text(json.dumps(steps), encoding="utf-8")
+    brain = copy_reference(tmp_path / "brain")
+    url = f"sqlite:///{(tmp_path / 'k.db').as_posix()}"
+    svc, app = build_service(brain, url, model=f"scripted:{script}", seed=False, env={})
+    with TestClient(app) as client:
+        body = {"bot": "desk", "chat": "tg:user:42", "input": "Can I return earrings?"}
+        answer = client.post("/v1/turns", json=body).json()
+        assert answer["reply"] == "Earrings cannot be returned."
+        assert answer["requests"] == 2
+        history = client.get("/v1/history", params={"chat": "tg:user:42"}).json()["messages"]
+        assert [m["speaker"] for m in history] == ["user", "assistant"]
+        # A dry run asks no model.
+        dry = client.post("/v1/turns", json=body | {"dry_run": True}).json()
+        assert "reply" not in dry
+        assert dry["id"] is None
+    svc.engine.close()
