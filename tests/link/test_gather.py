@@ -93,6 +93,12 @@ def test_a_reply_to_a_message_no_run_sent_links_nothing(brain: Brain) -> None:
     assert "not sent by a feature run" in result.log[0]
 
 
+def test_a_reply_to_a_message_keel_never_recorded_says_so(brain: Brain) -> None:
+    result = turn(brain, Stored(turn=1), role="coach", reply_to=("m9",))
+    assert pairs(result) == []
+    assert result.log == ("reply to m9: not a message this bot sent here, links nothing",)
+
+
 def test_a_reply_needs_the_role_to_admit_the_context(brain: Brain) -> None:
     origin = Origin(
         bot="nova",

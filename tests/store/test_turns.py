@@ -6,7 +6,6 @@ import threading
 
 import pytest
 
-from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import Store
 
@@ -25,15 +24,6 @@ def test_turns_count_from_one_per_conversation(store: Store) -> None:
         assert tx.current_turn(WHOLE) == 3
         assert tx.current_turn(THREAD) == 1
         assert tx.next_turn(WHOLE) == 4
-
-
-def test_an_empty_thread_is_refused_rather_than_read_back_as_none(store: Store) -> None:
-    empty = Conversation(bot="nova", chat="tg:chat:1", thread="")
-    with (
-        pytest.raises(StoreError, match="thread is an empty string — pass None"),
-        store.transaction() as tx,
-    ):
-        tx.next_turn(empty)
 
 
 @pytest.mark.parametrize("workers", [pytest.param(8, id="eight-workers")])

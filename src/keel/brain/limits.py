@@ -43,8 +43,10 @@ MAX_PROBLEMS = 20
 
 # An entity key bound by access.yaml or named in a reach (as a turn's own keys are).
 MAX_ENTITY_CHARS = 200
-# A chat id in access.yaml.
+# A chat id in access.yaml, and a chat, thread or message id a caller names.
 MAX_CHAT_ID_CHARS = 256
+# A bot's name where a caller names it (access.yaml's bot names are ids: 128).
+MAX_BOT_CHARS = 128
 
 
 # -- numeric settings ---------------------------------------------------------------------
@@ -70,4 +72,5 @@ MODEL_WINDOW = Range(low=1, high=10_000_000)  # model.window (tokens)
 OUTPUT_RESERVE = Range(low=0, high=10_000_000)  # model.output_reserve (tokens)
 INPUT_ALLOCATION = Range(low=1, high=10_000_000)  # model.input_allocation (tokens)
 SECTION_BUDGET = Range(low=1, high=10_000_000)  # sections: a section's budget (tokens)
+APPROVAL_TIMEOUT_SECONDS = Range(low=1, high=366 * 86_400)  # approvals.timeout (a year)
 MAX_SECTION_ID_CHARS = 200

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,9 +10,10 @@ from typing import Annotated
 
 import typer
 
+from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS
 from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
-from keel.link.values import RunRef
+from keel.link.values import RunRef, id_problem
 from keel.runtime.engine import Engine
 from keel.tokens import TokenCounter
 
@@ -33,10 +34,35 @@ RoleOpt = Annotated[
 DmOpt = Annotated[
     bool, typer.Option("--dm", help="The chat is a direct message (for the access.yaml rule).")
 ]
-BotOpt = Annotated[str, typer.Option("--bot", help="The bot the turn is for.")]
-ChatOpt = Annotated[str, typer.Option("--chat", help="The chat the turn is in.")]
+
+
+def _checked(what: str, limit: int = MAX_CHAT_ID_CHARS) -> Callable[[str | None], str | None]:
+    """An option callback refusing an id Keel could not store, in the flag's own words."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and (problem := id_problem(value, what, limit)) is not None:
+            raise typer.BadParameter(problem)
+        return value
+
+    return check
+
+
+BotOpt = Annotated[
+    str,
+    typer.Option(
+        "--bot", help="The bot the turn is for.", callback=_checked("the bot", MAX_BOT_CHARS)
+    ),
+]
+ChatOpt = Annotated[
+    str, typer.Option("--chat", help="The chat the turn is in.", callback=_checked("the chat id"))
+]
 ThreadOpt = Annotated[
-    str | None, typer.Option("--thread", help="The thread of the chat (default: whole chat).")
+    str | None,
+    typer.Option(
+        "--thread",
+        help="The thread of the chat (default: whole chat).",
+        callback=_checked("the thread id"),
+    ),
 ]
 RunOpt = Annotated[
     str | None,

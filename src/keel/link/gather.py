@@ -206,6 +206,12 @@ def _reply_links(
 ) -> set[str]:
     restart: set[str] = set()
     retention = brain.manifest.retention_days
+    known = {origin.message_id for origin in origins}
+    log.extend(
+        f"reply to {message_id}: not a message this bot sent here, links nothing"
+        for message_id in request.reply_to
+        if message_id not in known
+    )
     for origin in origins:
         if origin.message_id not in request.reply_to:
             continue

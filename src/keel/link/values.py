@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from keel.brain.limits import MAX_ENTITY_CHARS
+from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS, MAX_ENTITY_CHARS
 from keel.brain.specs import EntityKind, ReachEntry
+from keel.errors import UsageError
 
 LinkKind = Literal["run", "chat", "reply", "code", "ask", "always"]
 LINK_KINDS: tuple[LinkKind, ...] = ("run", "chat", "reply", "code", "ask", "always")
@@ -23,9 +24,44 @@ STICKY: frozenset[LinkKind] = frozenset({"reply", "code", "ask"})
 
 def entity_problem(entity: str | None) -> str | None:
     """Why an entity key from a turn cannot be used, or None when it can (None is no key)."""
-    if entity is not None and not 0 < len(entity) <= MAX_ENTITY_CHARS:
+    if entity is None:
+        return None
+    if not 0 < len(entity) <= MAX_ENTITY_CHARS:
         return f"an entity key must be 1 to {MAX_ENTITY_CHARS} characters (got {len(entity)})"
-    return None
+    return _text_problem(entity, "an entity key")
+
+
+def _text_problem(value: str, what: str) -> str | None:
+    # Both databases refuse what is not UTF-8 (a lone surrogate, from bytes that were not
+    # UTF-8) and PostgreSQL refuses NUL; no id needs a control character.
+    if value.isprintable():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{what} is not valid UTF-8 ({value!r})"
+    return f"{what} holds a control character ({value!r}) — ids are printable text"
+
+
+def id_problem(value: str, what: str, limit: int = MAX_CHAT_ID_CHARS) -> str | None:
+    """Why a bot, chat, thread or message id a caller names cannot be used, or None."""
+    if not value:
+        return f"{what} is empty"
+    if len(value) > limit:
+        return f"{what} is {len(value):,} characters long; at most {limit} (docs/limits.md)"
+    return _text_problem(value, what)
+
+
+def check_text(value: str, what: str) -> None:
+    """Refuse text that cannot be stored (not UTF-8, or holding NUL), naming it."""
+    if "\x00" in value:
+        raise UsageError(f"{what} holds a NUL character — remove it")
+    if value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} is not valid UTF-8 — pass text, not raw bytes") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +71,19 @@ class Conversation:
     bot: str
     chat: str
     thread: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every way in (CLI, MCP, HTTP, a run, a library call) names a room here, so the
+        # same bounds hold everywhere and nothing unstorable reaches either database.
+        problem = (
+            id_problem(self.bot, "the bot", MAX_BOT_CHARS)
+            or id_problem(self.chat, "the chat id")
+            or (None if self.thread is None else id_problem(self.thread, "the thread id"))
+        )
+        if problem is not None:
+            if self.thread == "":
+                problem += " — leave the thread out for the whole chat"
+            raise UsageError(problem)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +122,14 @@ class TurnRequest:
     # Incoming messages merged into this turn, each asked of the bot's chat policy (none:
     # the input is the one message).
     messages: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_text(self.input, "the turn's input")
+        for message in self.messages:
+            check_text(message, "an incoming message")
+        for ident in self.reply_to:
+            if (problem := id_problem(ident, "the id of the message replied to")) is not None:
+                raise UsageError(problem)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,9 +13,9 @@ from datetime import datetime
 
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
-from keel.errors import Refused
+from keel.errors import Refused, UsageError
 from keel.link.reach import find_run, run_reach
-from keel.link.values import Conversation, Origin, RunRef
+from keel.link.values import Conversation, Origin, RunRef, entity_problem, id_problem
 from keel.store import Tx
 
 
@@ -23,6 +23,15 @@ def _described(brain: Brain, entries: list[ReachEntry]) -> str:
     return ", ".join(
         f'"{e.context}" (keyed by {brain.contexts[e.context].entity})' for e in entries
     )
+
+
+def _check(message_id: str, about_entity: str | None, about_context: str | None) -> None:
+    if (problem := id_problem(message_id, "the message id")) is not None:
+        raise UsageError(problem)
+    if about_entity is not None and about_context is not None:
+        raise Refused("name either about: {entity} or about: {context}, not both")
+    if (problem := entity_problem(about_entity)) is not None:
+        raise Refused(f"about: {{entity}}: {problem}")
 
 
 def origin_of(
@@ -39,8 +48,7 @@ def origin_of(
     pending_card: bool = False,
 ) -> Origin:
     """The origin a sent message records; raises `Refused` when the send must not go out."""
-    if about_entity is not None and about_context is not None:
-        raise Refused("name either about: {entity} or about: {context}, not both")
+    _check(message_id, about_entity, about_context)
     base = Origin(
         bot=conversation.bot,
         chat=conversation.chat,
@@ -87,13 +95,24 @@ def origin_of(
     return replace(base, feature=spec.feature, run=run.key, reach=tuple(entries))
 
 
-def record_send(tx: Tx, origin: Origin, text: str) -> None:
+def record_send(tx: Tx, origin: Origin, text: str, *, replay: bool = False) -> bool:
     """Record a sent message: its origin, and its text in the conversation's history.
 
     The message joins the history at the conversation's current turn (0 before its first),
-    so the next turn there sees what it answers.
+    so the next turn there sees what it answers. A message id is sent once per chat: a
+    second send under it is refused — except, with `replay`, the same message again (a
+    run's send replayed after a crash), which records nothing and answers False.
     """
     conversation = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
+    (earlier,) = tx.origins(origin.bot, origin.chat, [origin.message_id]) or (None,)
+    if earlier is not None:
+        if replay and replace(earlier, sent_at=origin.sent_at) == origin:
+            return False
+        raise Refused(
+            f"message {origin.message_id!r} was already sent in {origin.chat} at "
+            f"{earlier.sent_at.isoformat(timespec='seconds')} — give each message its own id "
+            "(leave the id out for a new one)"
+        )
     tx.record_origin(origin)
     if text.strip():
         tx.record_message(
@@ -104,3 +123,4 @@ def record_send(tx: Tx, origin: Origin, text: str) -> None:
             text=text,
             message_id=origin.message_id,
         )
+    return True
