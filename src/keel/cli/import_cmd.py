@@ -67,18 +67,19 @@ def import_(
         if as_json:
             emit_json(report.to_json())
         else:
-            show(report, console())
+            show(report, console(), brain_arg=str(brain))
         if report.refused:
             raise typer.Exit(EXIT_REFUSED)
 
     guard(as_json, run)
 
 
-def show(report: ImportReport, out: Console) -> None:
+def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) -> None:
     """The report for people: each rule's context, the files touched, what to look at."""
     folder = f"features/{report.feature}"
     if report.rules:
-        out.print(f"[bold]{len(report.rules)} rules[/] → {folder}/")
+        count = len(report.rules)
+        out.print(f"[bold]{count} rule{'' if count == 1 else 's'}[/] → {folder}/")
         for rule in report.rules:
             how = f"files {', '.join(rule.globs)}" if rule.globs else _TRIGGERS[rule.trigger]
             out.print(
@@ -116,4 +117,5 @@ def show(report: ImportReport, out: Console) -> None:
     if report.hint:
         out.print(f"\n{report.hint}", markup=False)
     if report.rules:
-        out.print(f"\nNext: [bold]keel doctor {escape(report.brain)}[/]")
+        # The brain as the user typed it, as `keel init` says it.
+        out.print(f"\nNext: [bold]keel doctor {escape(brain_arg or report.brain)}[/]")

@@ -206,7 +206,7 @@ class _Import:
                         path=path,
                         message=f"not written by keel import, and {why} — left alone, so that "
                         "rule is not imported; move the file away (or, if it is an imported "
-                        f"file you edited, put back its first line: {marker(rule.source)!r}), "
+                        f"file you edited, put back its marker line: {marker(rule.source)!r}), "
                         "then re-run",
                     )
                 )
