@@ -85,12 +85,16 @@ ROLE: dict[str, Any] = {
     },
     "model": {"name": "m", "window": 200000, "output_reserve": 8000, "input_allocation": 150000},
     "sections": {"history": 4000, "render.queue": 600},
+    "approvals": {"moderate": "required", "context:bind": "none", "timeout": "4h"},
 }
 HEARTBEAT: dict[str, Any] = {
     "description": "The beat.",
     "schedule": "0 19 * * *",
     "agent": "helper",
     "reach": ["good", {"context": "good", "entity": "T-1"}],
+    "bot": "nova",
+    "chat": "tg:chat:-1",
+    "thread": "t-1",
 }
 MANIFEST: dict[str, Any] = {
     "name": "fuzz",
@@ -106,6 +110,7 @@ MANIFEST: dict[str, Any] = {
     "contentProbe": {"context": 2},
     "model": {"name": "m", "window": 200000, "output_reserve": 8000, "input_allocation": 150000},
     "sections": {"history": 4000},
+    "approvals": {"dangerous": "required", "message:send": "none", "timeout": "2d"},
 }
 ACCESS: dict[str, Any] = {
     "bots": {

@@ -175,7 +175,7 @@ def test_several_problems_in_one_file_are_all_reported(write_brain: WriteBrain) 
         pytest.param(
             "features/b/chase.heartbeat.md",
             "---\nschedule: every day\nagent: r\n---\nx\n",
-            "is not a cron schedule",
+            "'every day' has 2 field(s); a schedule has five",
             id="heartbeat-cron",
         ),
         pytest.param(

@@ -11,14 +11,18 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import psycopg
 import pytest
+from croniter import croniter
 
 from keel.brain import Brain, EntitySpec, ReachEntry, ViewRef, load_brain
+from keel.brain.document import parse_yaml
+from keel.brain.knobs import approval_required, approval_timeout
 from keel.code import load_context_code, load_gate
 
 BRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "brain"
@@ -178,6 +182,57 @@ def test_manifest_sets_every_knob(brain: Brain) -> None:
     assert m.model.output_reserve == 8000
     assert m.model.input_allocation == 150000
     assert dict(m.sections)["history"] == 4000
+    assert dict(m.approvals.decisions) == {"moderate": "none", "dangerous": "required"}
+    assert m.approvals.timeout == timedelta(days=2)
+
+
+def test_approvals_follow_manifest_then_the_role(brain: Brain) -> None:
+    assert approval_required(brain, "coach", "", "dangerous")
+    assert not approval_required(brain, "coach", "message:send", "moderate")
+    support = brain.roles["support"]
+    assert dict(support.approvals.decisions) == {"context:bind": "none"}
+    assert not approval_required(brain, support, "context:bind", "moderate")
+    assert approval_timeout(brain, support) == timedelta(hours=4)
+    assert approval_timeout(brain, "sdr") == timedelta(days=2)
+
+
+# Where each run speaks: (bot, chat). Each chat is one the seed plays turns in.
+SPEAKS = {
+    "heartbeat:invoice-chase": ("nova", "tg:chat:-1004000000001"),
+    "heartbeat:evening-film": ("nova", "tg:user:1"),
+    "heartbeat:morning-plan": ("nova", "tg:user:1"),
+    "heartbeat:film-of-day": ("largo", "tg:user:1"),
+    "heartbeat:morning-checkin": ("largo", "tg:user:1"),
+    "hook:skip": ("tutor", "tg:user:2"),
+    "hook:ticket-opened": ("desk", "tg:chat:-1003000000001"),
+    "scenario:knm-practice": ("tutor", "tg:user:2"),
+    "scenario:listen-practice": ("tutor", "tg:user:2"),
+    "scenario:read-practice": ("tutor", "tg:user:2"),
+    "scenario:write-practice": ("tutor", "tg:user:2"),
+    "scenario:first-touch": ("desk", "tg:user:1"),
+}
+
+
+def test_every_run_names_the_bot_and_chat_it_speaks_in(brain: Brain) -> None:
+    assert {k: (e.bot, e.chat) for k, e in brain.entities.items()} == SPEAKS
+    assert all(e.thread is None for e in brain.entities.values()), "a topic comes with an event"
+    seed = parse_yaml("seed.yaml", (BRAIN_DIR / "seed.yaml").read_text(encoding="utf-8"))
+    played = {step[kind]["chat"] for step in seed["steps"] for kind in step}
+    for key, (bot, chat) in SPEAKS.items():
+        assert chat in played, key
+        direct = chat.startswith("tg:user:")
+        rule = brain.access.rule_for(bot, chat, dm=direct)
+        assert rule is not None, key
+        assert brain.access.refusal(bot, chat, dm=direct) is None, key
+
+
+def test_every_heartbeat_schedule_is_five_cron_fields_that_fire(brain: Brain) -> None:
+    beats = [e for e in brain.entities.values() if e.kind == "heartbeat"]
+    assert len(beats) == 5
+    for beat in beats:
+        assert beat.schedule is not None
+        assert len(beat.schedule.split()) == 5
+        assert croniter.is_valid(beat.schedule), beat.path
 
 
 def test_access_has_bots_with_templates_and_group_rules(brain: Brain) -> None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Literal
 
-from keel.brain.specs import ContextsBudget, ModelSpec, Skip
+from keel.brain.specs import ApprovalPolicy, ContextsBudget, ModelSpec, Skip
 
 DEFAULT_CHARS = 3000
 DEFAULT_MAX_ACTIVE = 3
@@ -21,6 +22,8 @@ DEFAULT_CODE_TIMEOUT_MS = 2000
 DEFAULT_STATE_ROWS = 20
 DEFAULT_RETENTION_DAYS = 365
 DEFAULT_CONTENT_PROBE_SECONDS = 2.0
+# How long an approval card waits for a person before it counts as denied.
+DEFAULT_APPROVAL_TIMEOUT = timedelta(days=2)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +48,7 @@ class Manifest:
     model: ModelSpec = field(default_factory=ModelSpec)
     sections: tuple[tuple[str, int], ...] = ()
     tenancy: Tenancy | None = None
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

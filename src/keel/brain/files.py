@@ -28,6 +28,7 @@ from keel.brain.document import Document, decode, parse_yaml, split
 from keel.brain.problems import validation_errors
 from keel.brain.reading import read_file
 from keel.brain.specs import (
+    ApprovalPolicy,
     ContextsBudget,
     ContextSpec,
     EntityKind,
@@ -269,6 +270,15 @@ def _model(front: schema.ModelFront) -> ModelSpec:
     )
 
 
+def _approvals(front: schema.ApprovalsFront) -> ApprovalPolicy:
+    # Risk classes first, then capabilities in file order: the policy reads as written.
+    risks = [(k, v) for k in ("safe", "moderate", "dangerous") if (v := getattr(front, k))]
+    return ApprovalPolicy(
+        decisions=(*risks, *(front.model_extra or {}).items()),
+        timeout=front.timeout,
+    )
+
+
 def _role(doc: Document, location: Location) -> RoleSpec:
     front = _front(schema.RoleFront, doc)
     return RoleSpec(
@@ -285,6 +295,7 @@ def _role(doc: Document, location: Location) -> RoleSpec:
         contexts_budget=_budget(front.contexts_budget),
         model=_model(front.model),
         sections=tuple(front.sections.items()),
+        approvals=_approvals(front.approvals),
     )
 
 
@@ -321,6 +332,9 @@ def _entity(doc: Document, location: Location) -> EntitySpec:
         reach=_reach(front.reach),
         schedule=getattr(front, "schedule", None),
         event=getattr(front, "event", None),
+        bot=front.bot,
+        chat=front.chat,
+        thread=front.thread,
     )
 
 
@@ -371,6 +385,7 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         tenancy=None
         if front.tenancy is None
         else Tenancy(context=front.tenancy.context, column=front.tenancy.column),
+        approvals=_approvals(front.approvals),
     )
 
 

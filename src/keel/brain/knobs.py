@@ -6,15 +6,18 @@ families live here, each resolved once per use by the stage that needs it:
 - the context knobs (`chars`, `maxActive`, `turnChars`, `keep`, `codeTimeoutMs`);
 - section budgets in tokens, by a section's exact id (`render.support_queue`), then its
   family (`render`), in the role's `sections:` before MANIFEST's;
-- the model's limits (`model:` — window, output reserve, input allocation).
+- the model's limits (`model:` — window, output reserve, input allocation);
+- approvals (`approvals:` — which tool calls wait for a person, and for how long).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from keel.brain.constitution import (
+    DEFAULT_APPROVAL_TIMEOUT,
     DEFAULT_CHARS,
     DEFAULT_CODE_TIMEOUT_MS,
     DEFAULT_KEEP,
@@ -22,7 +25,8 @@ from keel.brain.constitution import (
     DEFAULT_TURN_CHARS,
     Manifest,
 )
-from keel.brain.specs import ContextsBudget, ContextSpec, ModelSpec, RoleSpec
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextsBudget, ContextSpec, Decision, ModelSpec, RiskClass, RoleSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,9 +66,7 @@ def context_chars(context: ContextSpec, role: RoleSpec | None, manifest: Manifes
     return first(context.chars, mine.chars, manifest.contexts.chars, default=DEFAULT_CHARS)
 
 
-def context_code_timeout_ms(
-    context: ContextSpec, role: RoleSpec | None, manifest: Manifest
-) -> int:
+def context_code_timeout_ms(context: ContextSpec, role: RoleSpec | None, manifest: Manifest) -> int:
     """How long each call of a context's code may take: its file, the role, MANIFEST."""
     mine = role.contexts_budget if role is not None else ContextsBudget()
     return first(
@@ -156,3 +158,45 @@ def model_limits(role: RoleSpec | None, manifest: Manifest) -> ModelLimits:
         output_reserve=reserve,
         input_allocation=allocation,
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Approvals
+
+# What a risk class needs when no tier names it: only a dangerous call waits for a person.
+DEFAULT_DECISIONS: Mapping[RiskClass, Decision] = {
+    "safe": "none",
+    "moderate": "none",
+    "dangerous": "required",
+}
+
+
+def _role_of(brain: Brain, role: RoleSpec | str | None) -> RoleSpec | None:
+    return brain.roles.get(role) if isinstance(role, str) else role
+
+
+def approval_required(
+    brain: Brain, role: RoleSpec | str | None, capability: str, risk: RiskClass
+) -> bool:
+    """Whether a call of a tool with this capability and risk class waits for a person.
+
+    The role's `approvals:` entries override MANIFEST's, key by key; then an entry for the
+    tool's capability (`context:bind`) wins over one for its risk class (`moderate`); with
+    neither, only `dangerous` requires approval. `role` is the role's spec or id (an
+    unknown id, or None, leaves MANIFEST alone).
+    """
+    spec = _role_of(brain, role)
+    decisions = dict(brain.manifest.approvals.decisions)
+    if spec is not None:
+        decisions.update(spec.approvals.decisions)
+    decision = decisions.get(capability) if capability else None
+    if decision is None:
+        decision = decisions.get(risk, DEFAULT_DECISIONS[risk])
+    return decision == "required"
+
+
+def approval_timeout(brain: Brain, role: RoleSpec | str | None) -> timedelta:
+    """How long an approval card waits before it counts as denied: role, MANIFEST, 2 days."""
+    spec = _role_of(brain, role)
+    mine = spec.approvals.timeout if spec is not None else None
+    return mine or brain.manifest.approvals.timeout or DEFAULT_APPROVAL_TIMEOUT

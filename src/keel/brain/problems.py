@@ -214,6 +214,10 @@ def _annotation_at(model: type[BaseModel], loc: Sequence[str | int]) -> Any:
             if step in candidate.model_fields:
                 current = candidate.model_fields[step].annotation
                 break
+            extra = _extra_values(candidate)
+            if extra is not None:  # a key the model takes as an extra (approvals' capabilities)
+                current = extra
+                break
         else:
             # A dict key (e.g. a bot name): the value type is the dict's second argument.
             args = [a for a in _flatten(current) if typing.get_origin(a) is dict]
@@ -221,6 +225,17 @@ def _annotation_at(model: type[BaseModel], loc: Sequence[str | int]) -> Any:
                 return None
             current = typing.get_args(args[0])[1]
     return current
+
+
+@functools.cache
+def _extra_values(model: type[BaseModel]) -> Any:
+    """The type of a model's extra keys' values, when it takes extra keys of a typed kind."""
+    if model.model_config.get("extra") != "allow":
+        return None
+    hint = typing.get_type_hints(model).get("__pydantic_extra__")
+    if typing.get_origin(hint) is not dict:
+        return None
+    return typing.get_args(hint)[1]
 
 
 def _flatten(annotation: Any) -> list[Any]:

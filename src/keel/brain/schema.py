@@ -9,10 +9,13 @@ stage can use (a row limit SQLite can bind, a retention a timedelta can hold).
 
 from __future__ import annotations
 
+import difflib
 import re
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -20,12 +23,14 @@ from pydantic import (
     Field,
     StringConstraints,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from keel.brain import limits
-from keel.brain.specs import WhenWord
+from keel.brain.schedule import cron_problem
+from keel.brain.specs import RISK_CLASSES, Decision, WhenWord
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 Ident = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=128)]
@@ -76,7 +81,70 @@ SectionBudget = Annotated[
     int, _NUMBER, Field(ge=limits.SECTION_BUDGET.low, le=limits.SECTION_BUDGET.high)
 ]
 ContextName = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9][A-Za-z0-9_-]*)$")]
-CRON_FIELD = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
+
+
+def _id_text(value: Any) -> Any:
+    # YAML reads `thread: 42` (a forum topic) as a number; an id is text all the same.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _printable(value: str) -> str:
+    # A run names its room with these, and a room's ids are printable text (no control
+    # character reaches either database).
+    if not value.isprintable():
+        raise ValueError(f"{value!r} holds a control character — ids are printable text")
+    return value
+
+
+RoomId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=limits.MAX_CHAT_ID_CHARS),
+    BeforeValidator(_id_text),
+    AfterValidator(_printable),
+]
+
+# A duration: whole numbers with a unit each, `2d`, `30m`, `1h30m` (s, m, h, d, w).
+_DURATION = re.compile(r"^(?:\d{1,9}[smhdw])+$")
+_PART = re.compile(r"(\d+)([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def _duration(value: Any) -> timedelta:
+    text = value.replace(" ", "") if isinstance(value, str) else None
+    if text is None or not _DURATION.match(text):
+        raise ValueError(
+            f"{value!r} is not a duration — write a number and a unit: 30m, 12h, 2d (s, m, "
+            "h, d or w; 1h30m also works)"
+        )
+    seconds = sum(int(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
+    bound = limits.APPROVAL_TIMEOUT_SECONDS
+    if not bound.low <= seconds <= bound.high:
+        raise ValueError(
+            f"{value!r} is {seconds:,} seconds; a timeout is {bound.low} second to 366 days "
+            "(docs/limits.md) — use a duration in that range"
+        )
+    return timedelta(seconds=seconds)
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+CAPABILITY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.*-]+$")
+_APPROVAL_WORDS = (*RISK_CLASSES, "timeout")
+
+
+def _approval_key(key: str) -> str:
+    if CAPABILITY.match(key):
+        return key
+    near = difflib.get_close_matches(key[:100], _APPROVAL_WORDS, n=1, cutoff=0.6)
+    hint = f"did you mean '{near[0]}'? The" if near else "the"
+    raise ValueError(
+        f"'{key[:60]}' is neither a risk class nor a capability — {hint} keys are safe, "
+        "moderate, dangerous, a capability such as context:bind, and timeout"
+    )
+
+
+ApprovalKey = Annotated[str, AfterValidator(_approval_key)]
 
 
 class Strict(BaseModel):
@@ -191,6 +259,19 @@ class ModelFront(Strict):
         return self
 
 
+class ApprovalsFront(Strict):
+    """`approvals:` — risk classes and `timeout` by name; any other key is a capability."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
+    # Keys pydantic knows nothing of are capabilities, each with its decision.
+    __pydantic_extra__: dict[ApprovalKey, Decision] = Field(init=False)
+
+    safe: Decision | None = None
+    moderate: Decision | None = None
+    dangerous: Decision | None = None
+    timeout: Duration | None = None
+
+
 class RoleFront(Strict):
     description: Text | None = None
     contexts: list[ContextName] | None = None
@@ -201,12 +282,28 @@ class RoleFront(Strict):
     contexts_budget: BudgetFront = BudgetFront()
     model: ModelFront = ModelFront()
     sections: dict[SectionId, SectionBudget] = {}
+    approvals: ApprovalsFront = ApprovalsFront()
 
 
 class EntityFront(Strict):
     description: Text | None = None
     agent: Ident | None = None
     reach: ReachValue | None = None
+    # Where its runs speak; a hook may take them from its event instead.
+    bot: Ident | None = None
+    chat: RoomId | None = None
+    thread: RoomId | None = None
+
+    @field_validator("thread")
+    @classmethod
+    def _thread_in_a_chat(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Only when `chat` is absent: a chat that failed has its own message already.
+        if value is not None and "chat" in info.data and info.data["chat"] is None:
+            raise ValueError(
+                f"thread '{value}' names a topic, but no `chat:` says which chat it is in — "
+                "add `chat:`, or remove `thread:`"
+            )
+        return value
 
 
 class HeartbeatFront(EntityFront):
@@ -215,12 +312,9 @@ class HeartbeatFront(EntityFront):
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str) -> str:
-        fields = value.split()
-        if len(fields) not in (5, 6) or not all(CRON_FIELD.match(f) for f in fields):
-            raise ValueError(
-                f"'{value}' is not a cron schedule — write five fields, "
-                "minute hour day month weekday, e.g. '0 19 * * *'"
-            )
+        problem = cron_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 
@@ -268,6 +362,7 @@ class ManifestFile(Strict):
     contentProbe: ProbeSettings = ProbeSettings()  # noqa: N815
     model: ModelFront = ModelFront()
     sections: dict[SectionId, SectionBudget] = {}
+    approvals: ApprovalsFront = ApprovalsFront()
 
 
 class TemplateRule(Strict):

@@ -8,6 +8,7 @@ machine and in any checkout.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Literal
 
 WhenWord = Literal["run", "chat", "reply", "ask", "always"]
@@ -17,6 +18,12 @@ EntityKind = Literal["heartbeat", "hook", "scenario"]
 ENTITY_KINDS: tuple[EntityKind, ...] = ("heartbeat", "hook", "scenario")
 
 AgentKind = Literal["api", "cli"]
+
+# How much harm a tool call can do; the tool registry gives each tool one.
+RiskClass = Literal["safe", "moderate", "dangerous"]
+RISK_CLASSES: tuple[RiskClass, ...] = ("safe", "moderate", "dangerous")
+# What `approvals:` says of a risk class or a capability.
+Decision = Literal["required", "none"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,6 +98,20 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalPolicy:
+    """`approvals:` of MANIFEST or a role: whether a call waits for a person's approval.
+
+    `decisions` maps a risk class (`dangerous`) or a capability (`context:bind`) to
+    `required` or `none` (risk classes first, then capabilities in file order); `timeout`
+    is how long a card waits before it counts as denied. `None` and absent keys leave the
+    answer to the next tier (`keel.brain.knobs.approval_required`).
+    """
+
+    decisions: tuple[tuple[str, Decision], ...] = ()
+    timeout: timedelta | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoleSpec:
     """A role, `<id>.agent.md`: the persona in the body and what the role admits."""
 
@@ -108,6 +129,7 @@ class RoleSpec:
     contexts_budget: ContextsBudget = field(default_factory=ContextsBudget)
     model: ModelSpec = field(default_factory=ModelSpec)
     sections: tuple[tuple[str, int], ...] = ()
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
 
     def admits(self, context_id: str) -> bool:
         """Whether `contexts:` lists this context (or `'*'`)."""
@@ -134,7 +156,13 @@ class EntitySpec:
     reach: tuple[ReachEntry, ...] | None = None
     schedule: str | None = None
     event: str | None = None
+    # A hook's gate (`<id>.hook.py`) or a scenario's pipeline (`<id>.pipeline.py`).
     code_path: str | None = None
+    # Where its runs speak: the bot and chat (and topic) its answer and messages go to.
+    # A hook may leave them to its event.
+    bot: str | None = None
+    chat: str | None = None
+    thread: str | None = None
 
     @property
     def key(self) -> str:

@@ -1,9 +1,12 @@
-"""Feature context code: brain code that does not load, fails a probe, or has no spec.
+"""Feature context code: brain code that does not load, fails a probe, has no spec, or is
+missing where its spec needs it.
 
 The code files — each context's `*.context.py`, each hook's gate, each scenario's
 pipeline, each bot's chat policy — are loaded through the runner a turn uses: in a worker
 process, within the timeout, so a module that hangs, exits or prints costs only itself.
-With `--probe`, each match, gate and chat policy is also called once on a sample.
+With `--probe`, each match, gate and chat policy is also called once on a sample. A
+context's code and a hook's gate are optional; a scenario's pipeline is not — a scenario
+runs its pipeline, so one without `<id>.pipeline.py` beside it cannot run.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _SPEC_OF = {
 def check(scope: Scope) -> Iterator[Finding]:
     yield from _loads(scope)
     yield from _orphans(scope)
+    yield from _missing(scope)
 
 
 def _loads(scope: Scope) -> Iterator[Finding]:
@@ -81,3 +85,19 @@ def _siblings(scope: Scope, head: str, noun: str) -> list[str]:
     else:
         paths = {e.id: e.path for e in scope.brain.entities.values() if e.kind == noun}
     return [ident for ident, path in paths.items() if path.rpartition("/")[0] == head]
+
+
+def _missing(scope: Scope) -> Iterator[Finding]:
+    for key in sorted(scope.brain.entities):
+        entity = scope.brain.entities[key]
+        if entity.kind != "scenario" or entity.code_path is not None:
+            continue
+        head = entity.path.rpartition("/")[0]
+        yield found(
+            "code.missing",
+            entity.key,
+            f"scenario '{entity.id}' has no {entity.id}.pipeline.py beside it, so it cannot "
+            f"run: a scenario's runs are its pipeline — add {head}/{entity.id}.pipeline.py "
+            "with `async def run(ctx, vars)` and `pipeline = define_pipeline(run)`",
+            file=entity.path,
+        )

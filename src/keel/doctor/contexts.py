@@ -1,9 +1,12 @@
-"""Contexts that load but cannot do what their files say: unreached, misnamed, undescribed."""
+"""Contexts that load but cannot do what their files say: unreached, misnamed, undescribed,
+or with instructions too long to ever attach."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from keel.brain.knobs import context_chars
+from keel.brain.specs import ContextSpec, RoleSpec
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, is_reach, is_word
 
@@ -12,6 +15,7 @@ def check(scope: Scope) -> Iterator[Finding]:
     yield from _unreached(scope)
     yield from _unknown_reach(scope)
     yield from _ask_descriptions(scope)
+    yield from _over_budget(scope)
 
 
 def _unreached(scope: Scope) -> Iterator[Finding]:
@@ -71,3 +75,63 @@ def _ask_descriptions(scope: Scope) -> Iterator[Finding]:
             file=context.path,
             line=scope.lines.item(context.path, "when", is_word("ask")),
         )
+
+
+def _over_budget(scope: Scope) -> Iterator[Finding]:
+    # Instructions are never cut, so a context whose instructions alone pass its `chars`
+    # arrives as a one-line stub on every turn: it never attaches at all.
+    manifest = scope.brain.manifest
+    for ident in sorted(scope.brain.contexts):
+        context = scope.brain.contexts[ident]
+        size = len(context.instructions)
+        budgets = {
+            context_chars(context, role, manifest): role for role in _carriers(scope, context)
+        }
+        chars = min(budgets)
+        if size <= chars:
+            continue
+        source, knob = _budget_source(scope, context, budgets[chars])
+        yield found(
+            "context.over-budget",
+            f"context '{ident}'",
+            f"'{ident}' has {size:,} characters of instructions, more than its chars budget "
+            f"of {chars:,} ({source}); instructions are never cut, so it never attaches — "
+            f"every turn gets a one-line stub instead: shorten the instructions, or raise "
+            f"{knob} above {size:,}",
+            file=context.path,
+            line=scope.lines.key(context.path, "chars") if context.chars is not None else None,
+        )
+
+
+def _carriers(scope: Scope, context: ContextSpec) -> list[RoleSpec | None]:
+    """The roles whose turns may carry the context (their budgets may differ); [None] if none.
+
+    A role admits it, runs as an entity whose reach holds it, or answers a chat bound to it.
+    """
+    roles = scope.brain.roles
+    names = {r.id for r in roles.values() if r.admits(context.id)}
+    names |= {e.agent for e in scope.reached.get(context.id, ()) if e.agent is not None}
+    names |= {
+        rule.role
+        for rule in scope.brain.access.rules
+        if context.id in rule.contexts and rule.role is not None
+    }
+    found: list[RoleSpec | None] = [roles[n] for n in sorted(names) if n in roles]
+    return found or [None]
+
+
+def _budget_source(scope: Scope, context: ContextSpec, role: RoleSpec | None) -> tuple[str, str]:
+    """Which tier set the budget, in words, and the knob to raise."""
+    if context.chars is not None:
+        return "its own `chars:`", f"`chars:` in {context.path}"
+    if role is not None and role.contexts_budget.chars is not None:
+        return (
+            f"role '{role.id}', `contexts_budget.chars`",
+            f"`contexts_budget.chars` in {role.path} (or set `chars:` in the context's file)",
+        )
+    if scope.brain.manifest.contexts.chars is not None:
+        return (
+            "MANIFEST `contexts.chars`",
+            "`chars:` in the context's file (or `contexts.chars` in MANIFEST.yaml)",
+        )
+    return "Keel's default", "`chars:` in the context's file"

@@ -1,4 +1,8 @@
-"""Brain entities: files that did not load, and names between entities that point nowhere."""
+"""Brain entities: files that did not load, and names between entities that point nowhere.
+
+A heartbeat's `schedule` that cron cannot read, or that never fires, fails its file's
+load, so it is reported here as a skip, with its line and the field that is wrong.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from keel.doctor.scope import Scope, is_word, maybe
 def check(scope: Scope) -> Iterator[Finding]:
     yield from _skips(scope)
     yield from _agents(scope)
+    yield from _bots(scope)
     yield from _skills(scope)
     yield from _state_views(scope)
 
@@ -39,6 +44,26 @@ def _agents(scope: Scope) -> Iterator[Finding]:
             f"{entity.agent}.agent.md",
             file=entity.path,
             line=scope.lines.key(entity.path, "agent"),
+        )
+
+
+def _bots(scope: Scope) -> Iterator[Finding]:
+    access = scope.brain.access
+    if access.path is None or access.broken is not None:
+        return  # no access.yaml to know bots by, or one whose failure is reported already
+    bots = {rule.bot for rule in access.rules} | {rule.bot for rule in access.failed}
+    for key in sorted(scope.brain.entities):
+        entity = scope.brain.entities[key]
+        if entity.bot is None or entity.bot in bots:
+            continue
+        yield found(
+            "entity.bot",
+            entity.key,
+            f"{entity.kind} '{entity.id}' speaks as bot '{entity.bot}', but access.yaml has "
+            f"no rule for that bot{maybe(entity.bot, bots)}, so no chat of it is known — "
+            "fix the name in `bot:`, or give the bot its rules in access.yaml",
+            file=entity.path,
+            line=scope.lines.key(entity.path, "bot"),
         )
 
 
