@@ -79,6 +79,16 @@ def test_init_scaffolds_a_brain_that_doctor_passes(tmp_path: Path) -> None:
     assert [c for c in json.loads(result.output)["checks"] if c["level"] != "note"] == []
 
 
+def test_a_new_brain_answers_keel_turn_without_flags(tmp_path: Path) -> None:
+    brain = tmp_path / "my-brain"
+    assert runner.invoke(app, ["init", str(brain)]).exit_code == 0
+    result = runner.invoke(app, ["turn", str(brain), "--input", "hi", "--json"])
+    assert result.exit_code == 0, result.output
+    turn = json.loads(result.output)
+    assert turn["role"] == "helper", "init's bot is the one keel turn speaks as by default"
+    assert [a["context"] for a in turn["attached"]] == ["greeting"]
+
+
 def test_init_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("keep me")

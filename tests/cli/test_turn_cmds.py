@@ -101,6 +101,11 @@ def test_send_json_has_the_message_id_and_its_origin(keel: Keel) -> None:
     assert fresh["origin"] == {"feature": None, "reach": []}
 
 
+def joined(text: str) -> str:
+    """Printed prose with the terminal's line breaks taken out again."""
+    return " ".join(line.strip() for line in text.splitlines())
+
+
 @pytest.mark.parametrize(
     ("command", "args", "reason"),
     [
@@ -145,7 +150,7 @@ def test_a_refusal_exits_3_with_the_reason(
     human = keel.invoke(command, *args, json_out=False)
     assert human.exit_code == 3, human.output
     assert human.stdout.startswith("refused: ")
-    assert re.search(reason, human.stdout), human.stdout
+    assert re.search(reason, joined(human.stdout)), human.stdout
 
 
 @pytest.mark.parametrize(
@@ -202,10 +207,10 @@ def test_a_usage_error_exits_2_with_one_line(
     result = keel.invoke("turn", *args)
     assert result.exit_code == 2, result.output
     assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert re.search(message, lines[0]), lines[0]
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.count("error: ") == 1, result.stderr
+    assert all(len(line) <= 80 for line in result.stderr.splitlines()), "wrapped at the width"
+    assert re.search(message, joined(result.stderr)), result.stderr
 
 
 def test_a_usage_error_records_no_turn(keel: Keel) -> None:

@@ -33,7 +33,7 @@ def test_a_sound_brain_reads_as_doctor_prints_it(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     text = check(brain, "auditor")
-    printed = CliRunner().invoke(app, ["doctor", str(brain)], env={"COLUMNS": "200"})
+    printed = CliRunner().invoke(app, ["doctor", str(brain)], env={"COLUMNS": "1000"})
     assert printed.exit_code == 0
     assert text == printed.stdout.rstrip("\n")
     assert text.splitlines()[0] == "Brain entities"

@@ -22,9 +22,9 @@ contentProbe:
 """,
     "constitution/access.yaml": """\
 # Which role answers in which chat, per bot. Only a group rule (under chats:) may bind
-# contexts to the chat.
+# contexts to the chat. `cli` is the bot `keel turn` speaks as unless told (--bot).
 bots:
-  assistant:
+  cli:
     default: {{ role: helper }}
 """,
     "features/hello/FEATURE.md": """\

@@ -51,11 +51,12 @@ EXIT_OVERFLOW = 4
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    """Standard output for people: prose wraps at the terminal's width, at word breaks."""
+    return Console(highlight=False)
 
 
 def error_console() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False)
 
 
 def emit_json(data: Any) -> None:

@@ -11,10 +11,20 @@ from keel.cli.app import console
 from keel.turn.prepared import PreparedTurn
 
 BAR = 24
+# Below this width the sections table drops its bars and keeps the share as a number.
+BAR_WIDTH = 100
+
+
+def _table(*columns: str) -> Table:
+    """A borderless table whose ids fold onto a second line rather than lose characters."""
+    table = Table(box=None, pad_edge=False)
+    for name in columns:
+        table.add_column(name, overflow="fold")
+    return table
 
 
 def _links(out: Console, prepared: PreparedTurn) -> None:
-    table = Table("context", "entity", "link", "chars", "status", box=None, pad_edge=False)
+    table = _table("context", "entity", "link", "chars", "status")
     for a in prepared.attached:
         table.add_row(
             a.link.context,
@@ -35,19 +45,21 @@ def _links(out: Console, prepared: PreparedTurn) -> None:
         out.print("no feature contexts linked to this turn")
 
 
-def bar(section: Section) -> Text:
-    """A usage bar: the share of its budget a section uses; red past it."""
+def bar(section: Section, *, width: int = BAR) -> Text:
+    """A usage bar: the share of its budget a section uses; red past it. Width 0 keeps
+    only the share."""
     if not section.budget_tokens:
         return Text("")
     share = section.used_tokens / section.budget_tokens
-    filled = min(BAR, round(share * BAR))
+    filled = min(width, round(share * width))
     style = "red" if share > 1 else "yellow" if section.clipped else "green"
-    text = Text("█" * filled, style=style) + Text("░" * (BAR - filled), style="dim")
-    return text + Text(f" {share:.0%}")
+    text = Text("█" * filled, style=style) + Text("░" * (width - filled), style="dim")
+    return text + Text(f" {share:.0%}" if width else f"{share:.0%}", style="" if width else style)
 
 
 def _sections(out: Console, assembly: Assembly) -> None:
-    table = Table("section", "budget", "used", "", "notes", box=None, pad_edge=False)
+    table = _table("section", "budget", "used", "share", "notes")
+    width = BAR if out.width >= BAR_WIDTH else 0
     for s in assembly.sections:
         notes = "clipped" if s.clipped else ""
         notes = "; ".join(filter(None, [notes, *s.warnings]))
@@ -55,7 +67,7 @@ def _sections(out: Console, assembly: Assembly) -> None:
             s.id,
             f"{s.budget_tokens:,}" if s.budget_tokens else "-",
             f"{s.used_tokens:,}",
-            bar(s),
+            bar(s, width=width),
             Text(notes, style="yellow") if notes else "",
         )
     out.print(table)

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
 from keel.errors import Refused
-from keel.link.values import Binding, entity_problem
+from keel.link.values import Binding, entity_problem, id_problem
 from keel.store import Tx
 from keel.tools.context_open import STRING
 from keel.tools.registry import Tool, ToolContext
@@ -44,6 +45,7 @@ def check_bind(
     bot: str | None = None,
 ) -> Binding:
     """The binding to store, or `Refused` with the reason."""
+    _check_place(chat, thread, bot)
     spec = _context(brain, context, chat)
     if (problem := entity_problem(entity)) is not None:
         raise Refused(problem)
@@ -66,6 +68,14 @@ def check_bind(
             f"role '{role.id}' does not list '{context}' in its contexts:, so it cannot bind it"
         )
     return Binding(context=context, entity=entity, chat=chat, thread=thread, bot=bot)
+
+
+def _check_place(chat: str, thread: str | None, bot: str | None) -> None:
+    """The chat, thread and bot a call names, bounded as a turn's own are."""
+    named = [(chat, "the chat id", MAX_CHAT_ID_CHARS), (thread, "the thread id", MAX_CHAT_ID_CHARS)]
+    for value, what, limit in [*named, (bot, "the bot", MAX_BOT_CHARS)]:
+        if value is not None and (problem := id_problem(value, what, limit)) is not None:
+            raise Refused(problem)
 
 
 def check_unbind(brain: Brain, *, context: str, chat: str) -> None:
@@ -130,7 +140,14 @@ def _bind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         thread=args.get("thread"),
         bot=args.get("bot"),
     )
-    return f"bound {binding.context} in {where(chat, binding.thread)}"
+    bound = f"bound {binding.context} in {where(chat, binding.thread)}"
+    if "chat" in ctx.brain.contexts[binding.context].when:
+        return bound
+    # Legal (the binding still pins the room's key), but rarely what the caller meant.
+    return (
+        f"{bound} — note: its when: has no chat link, so the binding pins the room's key "
+        "but carries the context on no turn; add chat to its when: to carry it"
+    )
 
 
 def _unbind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
