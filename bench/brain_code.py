@@ -13,7 +13,10 @@ alike:
 - `turn+code`: the same turn, after its ten matches ran as one batch through a
   `CodeRunner` (what turn preparation will do); what code adds to a turn is the median of
   each round's difference between the two, so drift between rounds cancels out;
-- `match_all`: the ten matches alone (the same thing, without the turn's noise).
+- `match_all`: the ten matches alone (the same thing, without the turn's noise);
+- `pipeline`: a scenario's pipeline making ten ctx calls, each answered at once by the
+  caller (`CodeRunner.run_pipeline`): what the worker round trips of a pipeline cost, set
+  against `match_all`, ten calls in one batch.
 
 Targets (the issue's): code adds under 2 ms to a turn at the median; a turn whose one
 match never returns (`while True: pass`) takes its timeout plus under 50 ms. The hang is
@@ -37,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from keel.brain.loader import load_brain
-from keel.code import CodeRunner, MatchCall, TurnView
+from keel.code import CodeRunner, MatchCall, PipelineCall, TurnView
 from keel.link.values import Conversation, TurnRequest
 from keel.state.database import connect, default_url
 from keel.store import Store
@@ -51,6 +54,13 @@ TRIVIAL = (
     "from keel.code import define_context\n\n\n"
     "def match(turn, ctx):\n    return None\n\n\n"
     "context = define_context(match=match)\n"
+)
+PIPELINE = (
+    "from keel.code import define_pipeline\n\n\n"
+    "@define_pipeline\nasync def pipeline(ctx, vars):\n"
+    "    for index in range(vars.calls):\n"
+    "        await ctx.send(chat='tg:chat:1', text=f'step {index}')\n"
+    "    return vars.calls\n"
 )
 HANGS = (
     "from keel.code import define_context\n\n\n"
@@ -91,6 +101,7 @@ def write_brain(root: Path) -> None:
         )
         files[f"features/desk/c{index}.context.py"] = TRIVIAL
     files["features/desk/hang.context.py"] = HANGS
+    files["features/desk/ten.pipeline.py"] = PIPELINE
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -123,6 +134,17 @@ def run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
         ),
     ]
     chats = iter(range(10**9))
+    pipeline = PipelineCall(
+        scenario="ten",
+        path="features/desk/ten.pipeline.py",
+        vars={"calls": CONTEXTS},
+        run_id="bench",
+        started_at=NOW,
+        timeout_ms=args.timeout_ms,
+    )
+
+    def on_call(_name: str, _args: Any) -> None:
+        return None
 
     def request() -> TurnRequest:
         # A chat of its own per turn: every turn is a first turn, with no history to grow.
@@ -133,13 +155,14 @@ def run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
             input=turn.input,
         )
 
-    times: dict[str, list[float]] = {"turn": [], "turn+code": [], "match_all": []}
+    times: dict[str, list[float]] = {"turn": [], "turn+code": [], "match_all": [], "pipeline": []}
     started = time.perf_counter()
     with CodeRunner(root, workers=args.workers) as runner:
         start_s = time.perf_counter() - started
         for _ in range(args.warmup):
             prepare_turn(brain, store, request())
             runner.match_all(calls)
+            runner.run_pipeline(pipeline, on_call)
         gc.collect()
         gc.freeze()
         try:
@@ -152,11 +175,16 @@ def run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
                 t2 = time.perf_counter()
                 runner.match_all(calls)
                 t3 = time.perf_counter()
+                ran = runner.run_pipeline(pipeline, on_call)
+                t4 = time.perf_counter()
                 times["turn"].append(t1 - t0)
                 times["turn+code"].append(t2 - t1)
                 times["match_all"].append(t3 - t2)
+                times["pipeline"].append(t4 - t3)
                 if any(a.failure is not None for a in answers):
                     raise SystemExit(f"a trivial match failed: {answers}")
+                if ran.failure is not None or len(ran.calls) != CONTEXTS:
+                    raise SystemExit(f"the pipeline failed: {ran.failure}")
         finally:
             gc.unfreeze()
         hang, replace = [], []
@@ -196,6 +224,8 @@ def run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
         "hang_target_ms": HANG_TARGET_MS,
         "hang_met": hang_over < HANG_TARGET_MS,
         "replace_ms": statistics.median(replace) * 1e3,
+        "pipeline_call_ms": med["pipeline"] / CONTEXTS,
+        "pipeline_ratio": med["pipeline"] / med["match_all"],
         "workers_started": workers_started,
     }
 
@@ -220,6 +250,9 @@ def render(report: dict[str, Any]) -> str:
         f"{'met' if report['hang_met'] else 'NOT met'}",
         f"a killed worker's replacement is ready {report['replace_ms']:.0f} ms after the turn "
         f"({report['workers_started']} workers started in all)",
+        f"a pipeline making {report['contexts']} ctx calls: {med['pipeline']:.3f} ms, "
+        f"{report['pipeline_call_ms']:.3f} ms a call, {report['pipeline_ratio']:.1f}x "
+        f"{report['contexts']} matches in one batch",
     ]
     return "\n".join(lines)
 

@@ -1,6 +1,8 @@
 """Brain code: `*.context.py` match/render, engage policies, hook gates and pipelines.
 
-Brain files use the `define_*` functions. Keel runs that code through a `CodeRunner` —
+Brain files import their helpers from here: the `define_*` functions, and for pipelines
+`TerminalError` (raise it to fail the run for good) and `CallFailed` (what a ctx call that
+Keel could not carry out raises). Keel runs that code through a `CodeRunner` —
 worker processes, each call bounded by its timeout — and checks every answer before it
 links, renders or decides anything.
 
@@ -17,10 +19,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from keel.code.define import (
+        CallFailed,
         ContextCode,
         EngagePolicy,
         HookGate,
         Pipeline,
+        TerminalError,
         define_context,
         define_engage,
         define_gate,
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     )
     from keel.code.gates import fire_gate
     from keel.code.modules import load_context_code, load_gate, load_module
+    from keel.code.pipelines import CtxCall, PipelineAnswer, PipelineCall
     from keel.code.runner import CodeRunner
     from keel.code.values import (
         EngageAnswer,
@@ -46,7 +51,9 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
+    "CallFailed": "keel.code.define",
     "CodeRunner": "keel.code.runner",
+    "CtxCall": "keel.code.pipelines",
     "ContextCode": "keel.code.define",
     "EngageAnswer": "keel.code.values",
     "EngageCall": "keel.code.values",
@@ -59,10 +66,13 @@ _HOME = {
     "MatchAnswer": "keel.code.values",
     "MatchCall": "keel.code.values",
     "Pipeline": "keel.code.define",
+    "PipelineAnswer": "keel.code.pipelines",
+    "PipelineCall": "keel.code.pipelines",
     "RenderAnswer": "keel.code.values",
     "RenderCall": "keel.code.values",
     "RunView": "keel.code.values",
     "Section": "keel.code.values",
+    "TerminalError": "keel.code.define",
     "TurnView": "keel.code.values",
     "define_context": "keel.code.define",
     "define_engage": "keel.code.define",
@@ -75,8 +85,10 @@ _HOME = {
 }
 
 __all__ = [
+    "CallFailed",
     "CodeRunner",
     "ContextCode",
+    "CtxCall",
     "EngageAnswer",
     "EngageCall",
     "EngagePolicy",
@@ -88,10 +100,13 @@ __all__ = [
     "MatchAnswer",
     "MatchCall",
     "Pipeline",
+    "PipelineAnswer",
+    "PipelineCall",
     "RenderAnswer",
     "RenderCall",
     "RunView",
     "Section",
+    "TerminalError",
     "TurnView",
     "define_context",
     "define_engage",

@@ -2,11 +2,19 @@
 
 The caller that handed the batch over waits on `done`, which is set when the last call of
 the batch has its reply — from the worker, from a deadline, or from a worker's death.
+
+A pipeline is a call that talks back: it sends `ask` messages (its `ctx` calls) that its
+caller answers (`keel.code.pipelines`). While an ask waits for its answer, the call is
+*paused*: its deadline is infinite, and `left_s` keeps the time it had left, so the time
+Keel takes to answer never counts against the pipeline. The caller waits on `wake`, set
+by each ask and by the reply.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +32,14 @@ class Pending:
     reply: Reply | None = None
     # Failed because its worker died while running other calls too: maybe not its fault.
     crowded: bool = False
+    # A pipeline's asks not yet taken by its caller (None: the call asks nothing).
+    asks: deque[dict[str, Any]] | None = None
+    paused: bool = False
+    left_s: float = 0.0
+    # Its worker was stopped while it waited for an answer: it only needs to run again.
+    moved: bool = False
+    # Its caller has gone: an ask from now on is answered by stopping the pipeline.
+    abandoned: bool = False
 
     def resolve(self, reply: Reply) -> None:
         """Give the call its reply (once); the batch is done with its last one."""
@@ -33,6 +49,22 @@ class Pending:
         self.batch.left -= 1
         if self.batch.left == 0:
             self.batch.done.set()
+        self.batch.wake.set()
+
+    def pause(self, at: float) -> None:
+        """Stop the call's clock from `at` (when the worker asked) until it is answered."""
+        if self.paused:
+            return
+        self.left_s = max(0.0, self.deadline - at)
+        self.deadline = math.inf
+        self.paused = True
+
+    def resume(self, now: float) -> float:
+        """Start the clock again with the time that was left; the new deadline."""
+        if self.paused:
+            self.deadline = now + self.left_s
+            self.paused = False
+        return self.deadline
 
     def wire(self, shared: dict[int, int]) -> dict[str, Any]:
         """The call as the channel carries it; `shared` maps an argument object (by id) to
@@ -58,6 +90,8 @@ class Batch:
     pending: list[Pending] = field(default_factory=list)
     left: int = 0
     done: threading.Event = field(default_factory=threading.Event)
+    # Set by every reply and every ask: a pipeline's caller waits for either.
+    wake: threading.Event = field(default_factory=threading.Event)
 
     def message(self) -> dict[str, Any]:
         """The `calls` message: an argument object passed by several calls is sent once."""

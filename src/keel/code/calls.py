@@ -8,7 +8,9 @@ lives in one place. Nothing here catches less than everything: a brain function 
 raises, even `SystemExit`, only ends its own call.
 
 Every function may be written with or without its `ctx` argument; `async` ones are run to
-completion on an event loop of their own.
+completion on an event loop of their own. A pipeline is the exception: it is always
+`async def run(ctx, vars)`, its ctx calls travel through a `Bridge` to Keel
+(`keel.code.pipeline_ctx`), and a `TerminalError` it raises is reported as such.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ FILE_KIND: dict[str, CodeKind] = {
     "render": "context",
     "gate": "hook",
     "engage": "engage",
+    "pipeline": "pipeline",
 }
 _MAX_DEPTH = 64
 _TAKES_CTX: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
@@ -52,8 +55,15 @@ class Executor:
         self.hot = HotCode(root)
 
     def execute(
-        self, call: Mapping[str, Any], *, signal: Signal, log: CallLog, deadline: float
+        self,
+        call: Mapping[str, Any],
+        *,
+        signal: Signal,
+        log: CallLog,
+        deadline: float,
+        bridge: Any = None,
     ) -> dict[str, Any]:
+        """Run one call; `bridge` carries a pipeline's ctx calls (`keel.code.pipeline_ctx`)."""
         path: str = call["path"]
         kind: str = call["kind"]
         args: Mapping[str, Any] = call["args"]
@@ -66,18 +76,17 @@ class Executor:
             if fn is None:
                 return {"absent": True}
             reply: dict[str, Any] = {"line": def_line(fn, file)}
-            result = self._call(fn, kind, args, signal=signal, log=log, deadline=deadline)
+            if kind == "pipeline":
+                result = _run_pipeline(fn, args, signal=signal, log=log, bridge=bridge)
+            else:
+                result = self._call(fn, kind, args, signal=signal, log=log, deadline=deadline)
         except ContentError as exc:
             return {"load": {"reason": exc.reason, "line": exc.line}}
         # The fail-closed rule: whatever brain code raises ends its call, and is reported.
         except BaseException as exc:  # noqa: BLE001
-            return {
-                "raised": {
-                    "type": type(exc).__name__,
-                    "said": said(exc),
-                    "line": line_in(exc, file),
-                }
-            }
+            if kind == "pipeline" and _terminal(exc):
+                return {"terminal": {"said": said(exc), "line": line_in(exc, file)}}
+            return _raised(exc, file)
         try:
             reply["value"] = plain(result)
         except Unplain as exc:
@@ -142,8 +151,46 @@ class Executor:
         }
 
 
+def _raised(exc: BaseException, file: str) -> dict[str, Any]:
+    return {"raised": {"type": type(exc).__name__, "said": said(exc), "line": line_in(exc, file)}}
+
+
+def _terminal(exc: BaseException) -> bool:
+    """Whether a pipeline raised `TerminalError` (or a subclass of it).
+
+    By name and module, not identity: brain code may have reloaded `keel.code.define`.
+    """
+    return any(
+        c.__name__ == "TerminalError" and c.__module__ == "keel.code.define"
+        for c in type(exc).__mro__
+    )
+
+
+def _run_pipeline(
+    fn: Callable[..., Any],
+    args: Mapping[str, Any],
+    *,
+    signal: Signal,
+    log: CallLog,
+    bridge: Any,
+) -> Any:
+    """`run(ctx, vars)` to its end, its ctx calls going through `bridge` to Keel."""
+    from keel.code.pipeline_ctx import PipelineCtx  # here: only pipelines pay for it
+
+    ctx = PipelineCtx(bridge=bridge, log=log, signal=signal, args=args)
+    given = args.get("vars")
+    variables = Record(given, name="vars") if isinstance(given, Mapping) else given
+    result = fn(ctx, variables) if takes_ctx(fn) else fn(ctx)
+    if not inspect.isawaitable(result):
+        raise TypeError(
+            f"run returned {type(result).__name__} without awaiting anything — a pipeline is "
+            "`async def run(ctx, vars)`, and awaits each ctx call"
+        )
+    return _run_to_end(result)
+
+
 def _function(export: Export, kind: str) -> Callable[..., Any] | None:
-    return _functions(export).get(kind)
+    return _functions(export).get("run" if kind == "pipeline" else kind)
 
 
 def _functions(export: Export) -> dict[str, Callable[..., Any]]:

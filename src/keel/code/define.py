@@ -29,11 +29,20 @@ name fixed by the kind of file::
         return {"engage": True, "attach": [{"context": "ticket", "entity": found.group(0)}]}
 
     # features/sales/outreach.pipeline.py       -> pipeline = define_pipeline(run)
+    from keel.code import TerminalError, define_pipeline
+
     @define_pipeline
     async def pipeline(ctx, vars):
-        ...
+        if "prospect" not in vars:
+            raise TerminalError("outreach needs vars.prospect")  # the run fails, no retry
+        await ctx.bind_context(context="prospect", entity=vars.prospect, chat=vars.chat)
+        return await ctx.run_agent(agent="sdr", prompt="Draft the first touch.")
 
-Every function may take its `ctx` argument or leave it out (`match(turn)` is fine).
+Every function but a pipeline's may take its `ctx` argument or leave it out (`match(turn)` is
+fine); a pipeline is `async def run(ctx, vars)` (see `keel.code.pipelines`).
+
+The two exceptions here belong to pipelines: brain code raises `TerminalError` to fail its
+run for good, and catches `CallFailed` when Keel refused one of its `ctx` calls.
 """
 
 from __future__ import annotations
@@ -104,6 +113,28 @@ def define_pipeline(run: PipelineRun) -> Pipeline:
     """Declare a scenario's steps; export them as `pipeline` from `<id>.pipeline.py`."""
     _callable("define_pipeline", run)
     return Pipeline(run=run)
+
+
+class TerminalError(Exception):
+    """Raised by a pipeline to fail its run with this message, and never retry it.
+
+    Any other exception fails the run too, reported with its line; this one says that
+    running again cannot help (the vars are wrong, the entity is gone).
+    """
+
+
+class CallFailed(Exception):
+    """A pipeline's `ctx` call that Keel could not carry out (a send refused, say).
+
+    The message is Keel's reason; `call` names the ctx method (`send`, `run_agent`, ...)
+    and `kind` the kind of error Keel raised (`Refused`, `LinkError`, ...). Catch it to
+    go on without that step; left uncaught, it fails the run.
+    """
+
+    def __init__(self, message: str, *, call: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.call = call
+        self.kind = kind
 
 
 def _callable(name: str, fn: object) -> None:

@@ -9,15 +9,21 @@ Keel → worker::
     {"op": "hello", "root": "/abs/brain", "db": {...}}           first, once
     {"op": "calls", "shared": [...], "calls": [{"id", "kind", "path", "deadline", "args",
                                                "refs"?}, ...]}
+    {"op": "answer", "id", "seq", "deadline", and one of: "value",
+     "error": {"type", "said", "terminal"}, "cancel": why}    to a pipeline's ask
 
 worker → Keel::
 
     {"op": "ready"}                                              after start-up
     {"op": "done", "id", "log": [...], "line"?, and one of: "value", "absent",
      "unplain", "too_large", "raised": {"type", "said", "line"},
-     "load": {"reason", "line"}}
+     "terminal": {"said", "line"}, "load": {"reason", "line"}}
     {"op": "overdue", "id", "line"}       still running at its deadline (line: where)
     {"op": "finished", "id"}              an overdue call has returned after all
+    {"op": "ask", "id", "seq", "name", "args", "at"}   a pipeline's ctx call
+
+A pipeline (kind `pipeline`) asks while it runs: `seq` numbers its asks, `at` is when its
+clock stopped; the answer's `deadline` is its new one (the clock runs again).
 
 `refs` names arguments sent once for the whole batch: `{"turn": 0}` is `shared[0]` (a
 turn's input, asked of ten contexts, crosses once). `deadline` is a `time.monotonic()`

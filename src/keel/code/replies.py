@@ -20,6 +20,7 @@ WHO: dict[JobKind, str] = {
     "gate": "the gate",
     "engage": "engage",
     "inspect": "loading the module",
+    "pipeline": "the pipeline",
 }
 EFFECT: dict[JobKind, str] = {
     "match": "it links nothing",
@@ -27,6 +28,7 @@ EFFECT: dict[JobKind, str] = {
     "gate": "every fire of the hook fails",
     "engage": "the chat rules decide alone and nothing is attached",
     "inspect": "it does nothing",
+    "pipeline": "its scenario's runs fail",
 }
 
 
@@ -37,6 +39,11 @@ def reply_of(job: Job, message: Mapping[str, Any]) -> Reply:
     if "load" in message:
         load = message["load"]
         failure = Failure(file=job.path, kind="load", reason=load["reason"], line=load["line"])
+        return Reply(failure=failure, log=log)
+    if "terminal" in message:
+        # The pipeline's own words: it chose to end its run, and says why.
+        terminal = message["terminal"]
+        failure = _failure(job, "terminal", terminal["said"], terminal["line"])
         return Reply(failure=failure, log=log)
     if "raised" in message:
         raised = message["raised"]
@@ -66,8 +73,11 @@ def timed_out(job: Job, line: int | None) -> Reply:
         else "contexts.codeTimeoutMs in MANIFEST.yaml"
     )
     at = " (it was at this line)" if line is not None else ""
+    # A pipeline's clock stops while Keel carries out its ctx calls: only its own work counts.
+    ran = "computed" if job.kind == "pipeline" else "ran"
+    own = " (the time its ctx calls took does not count)" if job.kind == "pipeline" else ""
     reason = (
-        f"{WHO[job.kind]} ran past its {job.timeout_ms} ms timeout{at} — make it return "
+        f"{WHO[job.kind]} {ran} past its {job.timeout_ms} ms timeout{own}{at} — make it return "
         f"sooner (check ctx.signal in loops and waits), or give it longer with {knob}; until "
         f"then {EFFECT[job.kind]}"
     )

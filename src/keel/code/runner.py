@@ -1,5 +1,6 @@
 """`CodeRunner`: brain code's calls, typed — one turn's matches, its renders, a chat policy's
-verdicts, a hook's gate, doctor's look at a file — each checked before it is believed.
+verdicts, a hook's gate, a scenario's pipeline, doctor's look at a file — each checked
+before it is believed.
 
 Each method hands one batch to the worker pool (`keel.code.pool`), so its calls run at once
 and the batch takes as long as its slowest call, never longer than the longest timeout.
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from keel.code.answers import engage_answer, gate_answer, match_answer, render_answer
 from keel.code.modules import CodeKind
+from keel.code.pipelines import CtxCall, OnCall, PipelineAnswer, PipelineCall, run_pipeline
 from keel.code.pool import LOG, WorkerPool
 from keel.code.values import (
     DEFAULT_TIMEOUT_MS,
@@ -139,6 +141,15 @@ class CodeRunner(WorkerPool):
         for call, answer in zip(calls, answers, strict=True):
             _report(call.path, answer.failure, answer.log)
         return answers
+
+    def run_pipeline(
+        self, call: PipelineCall, on_call: OnCall, *, replay: Sequence[CtxCall] = ()
+    ) -> PipelineAnswer:
+        """Run a scenario's pipeline to its end; `on_call(name, args)` carries out each of
+        its ctx calls, in this thread (see `keel.code.pipelines`)."""
+        answer = run_pipeline(self, call, on_call, replay=replay)
+        _report(call.path, answer.failure, answer.log)
+        return answer
 
     def inspect_all(
         self, files: Sequence[tuple[str, CodeKind]], *, timeout_ms: int = DEFAULT_TIMEOUT_MS

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from keel.brain.specs import ReachEntry
 
-FailureKind = Literal["load", "raise", "timeout", "crash", "shape"]
-JobKind = Literal["match", "render", "gate", "engage", "inspect"]
+# "terminal": a pipeline raised TerminalError — its run fails and must not be retried.
+FailureKind = Literal["load", "raise", "timeout", "crash", "shape", "terminal"]
+JobKind = Literal["match", "render", "gate", "engage", "inspect", "pipeline"]
 DEFAULT_TIMEOUT_MS = 2000
 
 

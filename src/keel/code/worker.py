@@ -13,6 +13,10 @@ turn right away and retires this worker once nothing still running here can fini
 time. So a call that never returns costs its timeout and this process, nothing more. The
 main thread only waits for Keel to hang up.
 
+A pipeline's call talks back: each of its ctx calls goes to Keel as an `ask`, and the
+reading thread hands Keel's `answer` to the pipeline (`keel.code.pipeline_ctx`). While it
+waits for one, the call's deadline is not watched; the answer brings the new one.
+
 Brain code cannot end the process on purpose: `os._exit` raises `ProcessExit` (a
 `SystemExit`) in the call that made it. After each call the worker puts back its working
 directory and `sys.stdout`/`sys.stderr`; when it falls idle, every entry of `sys.modules`
@@ -62,6 +66,9 @@ class _Running:
     signal: Signal = field(default_factory=Signal)
     thread: int | None = None
     overdue: bool = False
+    # A pipeline's: its way to Keel, and how many of its asks wait for an answer.
+    bridge: Any = None
+    waiting: int = 0
 
 
 class Worker:
@@ -166,6 +173,9 @@ class Worker:
         jobs: list[Callable[[], None]] = []
         now = time.monotonic()
         for message in messages:
+            if message.get("op") == "answer":
+                self._deliver(message)
+                continue
             if message.get("op") != "calls":
                 continue
             shared = message.get("shared", [])
@@ -184,9 +194,32 @@ class Worker:
         entry = _Running(
             id=call["id"], deadline=call["deadline"], file=os.path.join(self._home, call["path"])
         )
+        if call["kind"] == "pipeline":
+            from keel.code.pipeline_ctx import Bridge  # here: only pipelines pay for it
+
+            entry.bridge = Bridge(entry.id, send=self._send, pause=lambda: self._pause(entry))
         with self._state_lock:
             self._running[entry.id] = entry
         return lambda: self._run(entry, call)
+
+    def _pause(self, entry: _Running) -> float:
+        """A pipeline asks Keel something: stop its clock, unless its time is already up."""
+        with self._state_lock:
+            now = time.monotonic()
+            if entry.overdue or now >= entry.deadline:
+                raise TimeoutError("the pipeline's time was up before this ctx call")
+            entry.waiting += 1
+            return now
+
+    def _deliver(self, message: Mapping[str, Any]) -> None:
+        """Keel's answer to a pipeline's ask: its clock runs again, to the deadline Keel set."""
+        with self._state_lock:
+            entry = self._running.get(message.get("id", -1))
+            if entry is None or entry.bridge is None or entry.overdue:
+                return
+            entry.waiting = max(0, entry.waiting - 1)
+            entry.deadline = float(message.get("deadline", entry.deadline))
+        entry.bridge.deliver(message)
 
     def _run(self, entry: _Running, call: Mapping[str, Any]) -> None:
         entry.thread = threading.get_ident()
@@ -194,14 +227,15 @@ class Worker:
         token = CURRENT.set(log)
         try:
             reply = self._executor.execute(
-                call, signal=entry.signal, log=log, deadline=entry.deadline
+                call, signal=entry.signal, log=log, deadline=entry.deadline, bridge=entry.bridge
             )
         finally:
             CURRENT.reset(token)
             self._tidy()
         reply["log"] = log.finish()
         with self._state_lock:
-            idle = self._running.keys() == {entry.id}
+            # A pipeline waiting for Keel runs nothing: the modules may be put back under it.
+            idle = all(e.waiting for i, e in self._running.items() if i != entry.id)
         if idle:
             # Before the answer goes: Keel's next batch must find the modules put back.
             self._restore_modules()
@@ -243,7 +277,7 @@ class Worker:
     def _until_next_tick(self) -> float | None:
         """Until a deadline passes, or a queued call is due a thread of its own."""
         with self._state_lock:
-            times = [e.deadline for e in self._running.values() if not e.overdue]
+            times = [e.deadline for e in self._running.values() if not e.overdue and not e.waiting]
         times.extend(t for t in (self._threads.fan_out(), self._flush_if_due()) if t is not None)
         if not times:
             return None
@@ -253,11 +287,11 @@ class Worker:
         now = time.monotonic()
         with self._state_lock:
             # The usual case, and without waiting for a call thread that is sending.
-            if not any(not e.overdue and now >= e.deadline for e in self._running.values()):
+            if not any(_due(e, now) for e in self._running.values()):
                 return
         with self._send_lock:
             with self._state_lock:
-                due = [e for e in self._running.values() if not e.overdue and now >= e.deadline]
+                due = [e for e in self._running.values() if _due(e, now)]
                 for entry in due:
                     entry.overdue = True
                     entry.signal.set()
@@ -299,6 +333,11 @@ class Worker:
             if self._held_since is not None and time.monotonic() - self._held_since >= HOLD_S:
                 self._flush_locked()
             return None if self._held_since is None else self._held_since + HOLD_S
+
+
+def _due(entry: _Running, now: float) -> bool:
+    """Whether a call has run out of time (a pipeline waiting for Keel's answer has not)."""
+    return not entry.overdue and not entry.waiting and now >= entry.deadline
 
 
 def _with_shared(call: dict[str, Any], shared: list[Any]) -> dict[str, Any]:

@@ -6,11 +6,17 @@ call on it ran past its deadline: it takes no more calls, and it is killed as so
 nothing still running on it can finish in time, while a fresh worker takes its place.
 A worker that dies fails what it was running; the calls that only ran beside the one that
 crashed it are marked `crowded`, for the pool to run again.
+
+A pipeline waiting for the answer to one of its `ctx` calls is paused (see
+`keel.code.batches`): it runs nothing, so it never keeps a doomed worker alive. When such
+a worker is killed, or dies, the pipeline is marked `moved`: its caller runs it again on
+another worker, answering the calls it had made from the record.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import selectors
 import threading
 import time
@@ -149,6 +155,30 @@ class Workers:
                 pending.resolve(timed_out(pending.job, message.get("line")))
         elif op == "finished":
             worker.running.pop(ident, None)
+        elif op == "ask":
+            self._asked(worker, message)
+
+    def _asked(self, worker: Worker, message: dict[str, Any]) -> None:
+        """A pipeline's ctx call: pause its clock and hand the ask to its caller."""
+        pending = worker.running.get(message["id"])
+        if pending is None or pending.asks is None:
+            return
+        pending.pause(float(message.get("at", time.monotonic())))
+        if pending.reply is None and not pending.abandoned:
+            pending.asks.append(message)
+            pending.batch.wake.set()
+            return
+        # No one will answer it (its caller has gone, or it was timed out meanwhile): the
+        # pipeline is told to stop, on its own clock again.
+        deadline = pending.resume(time.monotonic())
+        stop = {"cancel": "its run is no longer waiting for it", "deadline": deadline}
+        worker.send({"op": "answer", "id": pending.id, "seq": message.get("seq"), **stop})
+        if worker.out:
+            self.watch(worker)
+
+    def holding(self, ident: int) -> Worker | None:
+        """The live worker running this call, if any."""
+        return next((w for w in self.all if ident in w.running), None)
 
     def expire(self) -> None:
         """Answer every call past its deadline (and grace) as timed out; doom its worker."""
@@ -163,7 +193,11 @@ class Workers:
         """Kill each doomed worker once nothing running on it can still finish in time."""
         now = time.monotonic()
         for worker in list(self.all):
-            if worker.doomed and all(now >= p.deadline for p in worker.running.values()):
+            if worker.doomed and all(
+                now >= p.deadline or p.paused for p in worker.running.values()
+            ):
+                for pending in worker.running.values():
+                    pending.moved = pending.paused
                 self.remove(worker)
         self.fill()
 
@@ -173,7 +207,7 @@ class Workers:
             p.deadline + (GRACE_S if p.reply is None else 0.0)
             for w in self.all
             for p in w.running.values()
-            if p.reply is None or w.doomed
+            if (p.reply is None or w.doomed) and math.isfinite(p.deadline)
         ]
         if self.spawn_error is not None:
             times.append(self.retry_at)
@@ -206,6 +240,8 @@ class Workers:
         culprit = next((p.job.path for p in unanswered if lines[p.id] is not None), None)
         for pending in unanswered:
             mine = lines[pending.id] is not None
+            # A pipeline waiting for Keel's answer ran nothing when the process died.
+            pending.moved = pending.paused and not mine
             pending.crowded = len(unanswered) > 1 and not mine
             reply = died(
                 pending.job,
