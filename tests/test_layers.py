@@ -32,7 +32,7 @@ LAYERS = [
     {"importers"},
     {"runs", "mcp", "web"},
     {"cli"},
-    {"__init__"},
+    {"__init__", "__main__"},
 ]
 RANK = {package: rank for rank, group in enumerate(LAYERS) for package in group}
 PURE = {"link", "budget", "assemble", "tokens", "payload"}

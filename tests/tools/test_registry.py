@@ -31,6 +31,7 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("context_open", "context:read", "safe"),
         ("context_bind", "context:bind", "moderate"),
         ("context_unbind", "context:bind", "moderate"),
+        ("send_message", "message:send", "moderate"),
     ]
     assert TOOLS.get("context_open") is CONTEXT_OPEN
 

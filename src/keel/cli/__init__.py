@@ -11,6 +11,7 @@ from keel.cli import import_cmd as _import_cmd  # noqa: F401
 from keel.cli import inspect_cmds as _inspect_cmds  # noqa: F401
 from keel.cli import mcp_cmd as _mcp_cmd  # noqa: F401
 from keel.cli import report_cmds as _report_cmds  # noqa: F401
+from keel.cli import run_cmds as _run_cmds  # noqa: F401
 from keel.cli import serve_cmd as _serve_cmd  # noqa: F401
 from keel.cli import state_cmds as _state_cmds  # noqa: F401
 from keel.cli import turn_cmd as _turn_cmd  # noqa: F401

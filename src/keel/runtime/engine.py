@@ -463,6 +463,17 @@ class Engine:
                 self._code = runner
             return self._code
 
+    def runner(self) -> CodeRunner:
+        """The runner of the brain's code, started on first use whatever code the brain
+        has: a hook's gate or a scenario's pipeline needs one even when no turn does."""
+        root = self.source.root
+        with self._lock:
+            if self._code is None:
+                runner = CodeRunner(root, db_url=self.url)
+                runner.start()
+                self._code = runner
+            return self._code
+
     def apply_state(self, *, rebuild_views: bool = False) -> StateReport:
         """Apply the brain's `state/*.sql` files its database has not applied yet, in name
         order, each recorded; a changed file is reported (`rebuild_views` re-creates the

@@ -6,29 +6,52 @@ transcript, since tool results grow it. Each tool call is checked against the re
 when it executes — its name, the role's capability, its arguments against the schema —
 and anything refused comes back to the model as an error result with the reason: once the
 preparation is committed, a bad call costs only itself, never the turn.
+
+Two hooks let a durable run take the same loop:
+
+- `TurnSteps` decides how each piece of work runs: the preparation, each model request,
+  each tool call and the recording of the answer. `DirectSteps` (the default) runs each at
+  once; a run (`keel.runs`) runs each as a journaled step, so a replay after a crash reads
+  what a finished piece produced instead of doing it again. Work with an effect on Keel's
+  tables is handed the `Store` to write through, so a run can add its own record to the
+  same transaction.
+- `Approve` is asked before each call: None lets it run; a `Verdict` says a person
+  approved it (the call runs, and its result says so) or not (it does not run). Outside a
+  run nobody can wait for a person, so `refuse_unapproved` denies every call the brain's
+  `approvals:` policy holds for one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
 
-from keel.assemble.fit import check_request
+from keel.assemble.fit import check_request, ensure_fits
 from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult, Transcript
+from keel.brain.knobs import approval_required
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.code.runner import CodeRunner
 from keel.errors import KeelError
 from keel.link.values import TurnRequest
 from keel.runtime.models import ModelClient
+from keel.store.run_values import UsageRow
 from keel.store.store import Store
 from keel.tokens import TokenCounter
 from keel.tools.registry import Registry
-from keel.turn.assembly import prepare_and_assemble
+from keel.turn.assembly import assemble_turn
+from keel.turn.prepare import prepare_turn
 from keel.turn.prepared import PreparedTurn, Session
 
 DEFAULT_MAX_STEPS = 8
 # Said with each refusal rather than as a standing rule: it costs a turn only when needed.
 REFUSAL_ADVICE = "Tell the person plainly; do not try another way around it."
+
+# Seen inside the preparation's transaction, once the turn is assembled and fits.
+Seen = Callable[[PreparedTurn, Assembly], None]
+Prepare = Callable[[Store, Seen], tuple[PreparedTurn, Assembly]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +63,103 @@ class TurnOutcome:
     transcript: Transcript
     reply: str
     requests: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """A person's decision on a call that needed one, as the call's result reports it."""
+
+    approved: bool
+    said: str  # "approved by ana (card c-1)", "denied: nobody answered within 2 days"
+
+
+Approve = Callable[[RoleSpec, ToolCall], Verdict | None]
+
+
+class TurnSteps(Protocol):
+    """How each piece of a turn's work runs; see the module docstring."""
+
+    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
+        """Prepare and assemble the turn (`run` with the store to write through)."""
+        ...
+
+    def request(
+        self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
+    ) -> ModelStep:
+        """Ask the model (request `number`, from 1)."""
+        ...
+
+    def tool(
+        self, prepared: PreparedTurn, call: ToolCall, run: Callable[[Store], ToolResult]
+    ) -> ToolResult:
+        """Run one tool call."""
+        ...
+
+    def answer(self, prepared: PreparedTurn, text: str, run: Callable[[Store], None]) -> None:
+        """Record the model's final text (`run` logs it in the conversation's history)."""
+        ...
+
+
+class DirectSteps:
+    """Each piece of work at once, through the turn's own store; usage is recorded by turn."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
+        return run(self._store, lambda _prepared, _assembly: None)
+
+    def request(
+        self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
+    ) -> ModelStep:
+        step = run()
+        if step.usage is not None and prepared.id is not None:
+            row = UsageRow(
+                run_id=None,
+                step=f"turn-{prepared.id}.request-{number}",
+                turn_id=prepared.id,
+                usage=step.usage,
+                at=datetime.now(UTC),
+            )
+            with self._store.transaction() as tx:
+                tx.record_usage(row)
+        return step
+
+    def tool(
+        self,
+        prepared: PreparedTurn,  # noqa: ARG002 - the protocol's signature
+        call: ToolCall,  # noqa: ARG002
+        run: Callable[[Store], ToolResult],
+    ) -> ToolResult:
+        return run(self._store)
+
+    def answer(
+        self,
+        prepared: PreparedTurn,  # noqa: ARG002 - the protocol's signature
+        text: str,  # noqa: ARG002
+        run: Callable[[Store], None],
+    ) -> None:
+        run(self._store)
+
+
+def refuse_unapproved(brain: Brain, tools: Registry) -> Approve:
+    """The approval hook outside a run: a call the policy holds for a person is denied."""
+
+    def approve(role: RoleSpec, call: ToolCall) -> Verdict | None:
+        tool = tools.get(call.name)
+        if tool is None or not approval_required(brain, role, tool.capability, tool.risk):
+            return None
+        return Verdict(
+            approved=False,
+            said=(
+                f"{call.name} needs a person's approval (risk {tool.risk}), and only a run can "
+                "wait for one — this turn is not a run"
+            ),
+        )
+
+    return approve
 
 
 def tool_result(
@@ -60,6 +180,38 @@ def tool_result(
     return ToolResult(call_id=call.id, name=call.name, content=content)
 
 
+def preparation(
+    brain: Brain,
+    request: TurnRequest,
+    counter: TokenCounter,
+    tools: Registry,
+    *,
+    session: Session | None = None,
+    code: CodeRunner | None = None,
+) -> Prepare:
+    """The turn's preparation: prepare, assemble and check the fit in one transaction,
+    telling `seen` what was assembled before the transaction commits."""
+
+    def run(store: Store, seen: Seen) -> tuple[PreparedTurn, Assembly]:
+        assembled: list[Assembly] = []
+
+        def check(prepared: PreparedTurn) -> Assembly:
+            assembly = assemble_turn(
+                brain, request, prepared, counter, tools.for_role, contexts=prepared.session_text
+            )
+            ensure_fits(assembly)
+            seen(prepared, assembly)
+            assembled.append(assembly)
+            return assembly
+
+        prepared = prepare_turn(
+            brain, store, request, session=session, before_commit=check, code=code
+        )
+        return prepared, assembled[0]
+
+    return run
+
+
 def run_turn(
     brain: Brain,
     store: Store,
@@ -71,10 +223,14 @@ def run_turn(
     session: Session | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     code: CodeRunner | None = None,
+    steps: TurnSteps | None = None,
+    approve: Approve | None = None,
 ) -> TurnOutcome:
     """Run one turn with the model; raises `FitOverflow` before a request that cannot fit."""
-    prepared, assembly = prepare_and_assemble(
-        brain, store, request, counter, tools.for_role, session=session, code=code
+    steps = steps if steps is not None else DirectSteps(store)
+    approve = approve if approve is not None else refuse_unapproved(brain, tools)
+    prepared, assembly = steps.prepare(
+        preparation(brain, request, counter, tools, session=session, code=code)
     )
     role = brain.roles[prepared.role]
     transcript = Transcript()
@@ -83,26 +239,62 @@ def run_turn(
     while requests < max_steps:
         if requests:
             check_request(assembly, transcript, counter)
-        step = model.complete(assembly, transcript)
         requests += 1
+        step = steps.request(prepared, requests, _asking(model, assembly, transcript))
         transcript = transcript.then(step)
         if not step.calls:
             break
-        results = (tool_result(brain, store, request, role, tools, c, code) for c in step.calls)
+        results = []
+        for call in step.calls:
+            verdict = approve(role, call)
+            if verdict is not None and not verdict.approved:
+                results.append(_denied(call, verdict))
+                continue
+
+            def run(given: Store, call: ToolCall = call) -> ToolResult:
+                return tool_result(brain, given, request, role, tools, call, code)
+
+            result = steps.tool(prepared, call, run)
+            results.append(_approved(result, verdict) if verdict is not None else result)
         transcript = transcript.then(*results)
     if step.text:
-        with store.transaction() as tx:
-            tx.record_message(
-                request.conversation,
-                turn=prepared.turn,
-                at=request.now,
-                speaker="assistant",
-                text=step.text,
-            )
+        text = step.text
+
+        def record(given: Store) -> None:
+            with given.transaction() as tx:
+                tx.record_message(
+                    request.conversation,
+                    turn=prepared.turn,
+                    at=request.now,
+                    speaker="assistant",
+                    text=text,
+                )
+
+        steps.answer(prepared, text, record)
     return TurnOutcome(
         prepared=prepared,
         assembly=assembly,
         transcript=transcript,
         reply=step.text,
         requests=requests,
+    )
+
+
+def _asking(
+    model: ModelClient, assembly: Assembly, transcript: Transcript
+) -> Callable[[], ModelStep]:
+    return lambda: model.complete(assembly, transcript)
+
+
+def _denied(call: ToolCall, verdict: Verdict) -> ToolResult:
+    content = f"refused: {verdict.said}. {REFUSAL_ADVICE}"
+    return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+
+
+def _approved(result: ToolResult, verdict: Verdict) -> ToolResult:
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        content=f"({verdict.said}) {result.content}",
+        is_error=result.is_error,
     )

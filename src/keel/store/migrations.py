@@ -199,12 +199,103 @@ def _keel_turn_journal(conn: Connection) -> None:
     m.create_all(conn, checkfirst=False)
 
 
+def _keel_runs(conn: Connection) -> None:
+    """Runs and their steps, approval cards, provider usage, and the live executors."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_runs",
+        m,
+        Column("id", String, primary_key=True),
+        Column("kind", String, nullable=False),
+        Column("entity_id", String, nullable=False),
+        Column("entity", String, nullable=False),
+        Column("status", String, nullable=False),
+        Column("role", String, nullable=False),
+        Column("reach", Text, nullable=False),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("pin", String, nullable=False),
+        Column("model", String, nullable=False),
+        Column("executor", String, nullable=False),
+        Column("error", Text, nullable=True),
+        Column("order", Text, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Index(None, "created_at"),
+        Index(None, "status", "created_at"),
+    )
+    Table(
+        "keel_run_steps",
+        m,
+        Column("run_id", String, primary_key=True),
+        Column("seq", Integer, primary_key=True),
+        Column("name", String, nullable=False),
+        Column("status", String, nullable=False),
+        Column("started_at", UTCDateTime, nullable=False),
+        Column("finished_at", UTCDateTime, nullable=True),
+        Column("turn_id", BigInteger, nullable=True),
+        Column("detail", Text, nullable=False),
+        Column("output", Text, nullable=True),
+    )
+    Table(
+        "keel_cards",
+        m,
+        Column("id", String, primary_key=True),
+        Column("run_id", String, nullable=False),
+        Column("tool", String, nullable=False),
+        Column("arguments", Text, nullable=False),
+        Column("risk", String, nullable=False),
+        Column("capability", String, nullable=False),
+        Column("summary", Text, nullable=False),
+        Column("bot", String, nullable=False),
+        Column("chat", String, nullable=False),
+        Column("thread", String, nullable=False),
+        Column("message_id", String, nullable=False),
+        Column("status", String, nullable=False),
+        Column("asked_at", UTCDateTime, nullable=False),
+        Column("timeout_at", UTCDateTime, nullable=False),
+        Column("decided_at", UTCDateTime, nullable=True),
+        Column("decided_by", String, nullable=True),
+        Column("note", Text, nullable=True),
+        Index(None, "run_id"),
+        Index(None, "status", "asked_at"),
+        Index(None, "bot", "chat", "message_id"),
+    )
+    Table(
+        "keel_usage",
+        m,
+        Column("id", BigId, primary_key=True, autoincrement=True),
+        Column("run_id", String, nullable=False),
+        Column("step", String, nullable=False),
+        Column("turn_id", BigInteger, nullable=True),
+        Column("model", String, nullable=False),
+        Column("input_tokens", BigInteger, nullable=False),
+        Column("cached_tokens", BigInteger, nullable=False),
+        Column("output_tokens", BigInteger, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+        Index(None, "run_id", "step", unique=True),
+        Index(None, "at"),
+    )
+    Table(
+        "keel_executors",
+        m,
+        Column("id", String, primary_key=True),
+        Column("host", String, nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("started_at", UTCDateTime, nullable=False),
+        Column("seen_at", UTCDateTime, nullable=False),
+    )
+    m.create_all(conn, checkfirst=False)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
     ("0003_keel_sessions", _keel_sessions),
     ("0004_keel_state_files", _keel_state_files),
     ("0005_keel_turn_journal", _keel_turn_journal),
+    ("0006_keel_runs", _keel_runs),
 )
 
 

@@ -182,3 +182,101 @@ turn_journal = Table(
     Index(None, "role", "at"),
     Index(None, "at"),
 )
+
+# One row per run of a heartbeat, hook or scenario; its id is the durable workflow's id.
+# `reach` and `order` are JSON: the reach decided at the start, and what was asked.
+runs = Table(
+    "keel_runs",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("entity_id", String, nullable=False),
+    Column("entity", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("role", String, nullable=False),
+    Column("reach", Text, nullable=False),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("pin", String, nullable=False),
+    Column("model", String, nullable=False),
+    Column("executor", String, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("order", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "created_at"),
+    Index(None, "status", "created_at"),
+)
+
+# A run's steps in order. A step with an effect on Keel's tables (a preparation, a tool
+# call, a send, a card) writes its row in the effect's own transaction, so a step that
+# ran is never run again, even when the process died before the workflow noted it.
+run_steps = Table(
+    "keel_run_steps",
+    metadata,
+    Column("run_id", String, primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("name", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("turn_id", BigInteger, nullable=True),
+    Column("detail", Text, nullable=False),
+    Column("output", Text, nullable=True),
+)
+
+# Approval cards: a tool call waiting for a person, and the message that asked.
+cards = Table(
+    "keel_cards",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("run_id", String, nullable=False),
+    Column("tool", String, nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("risk", String, nullable=False),
+    Column("capability", String, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("bot", String, nullable=False),
+    Column("chat", String, nullable=False),
+    Column("thread", String, nullable=False),
+    Column("message_id", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("asked_at", UTCDateTime, nullable=False),
+    Column("timeout_at", UTCDateTime, nullable=False),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("decided_by", String, nullable=True),
+    Column("note", Text, nullable=True),
+    Index(None, "run_id"),
+    Index(None, "status", "asked_at"),
+    Index(None, "bot", "chat", "message_id"),
+)
+
+# What the provider reported each model request cost, beside the ledger: by run step, or
+# for a turn outside a run by its journal id ('' run).
+usage = Table(
+    "keel_usage",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("run_id", String, nullable=False),
+    Column("step", String, nullable=False),
+    Column("turn_id", BigInteger, nullable=True),
+    Column("model", String, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("cached_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Index(None, "run_id", "step", unique=True),
+    Index(None, "at"),
+)
+
+# The processes that run workflows, so a live one can finish the runs of one that died.
+executors = Table(
+    "keel_executors",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("host", String, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("seen_at", UTCDateTime, nullable=False),
+)

@@ -7,34 +7,47 @@ and it refuses to be used once its block has ended.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 from sqlalchemy import Connection
 
 from keel.assemble.values import Message, Speaker
+from keel.brain.specs import EntityKind
 from keel.errors import StoreError
 from keel.link.values import Binding, Conversation, KeptLink, Origin
 from keel.payload.sessions import SessionState
 from keel.store import bindings as _bindings
+from keel.store import cards as _cards
 from keel.store import history as _history
 from keel.store import journal as _journal
 from keel.store import keep as _keep
 from keel.store import ledger as _ledger
 from keel.store import listing as _listing
 from keel.store import origins as _origins
+from keel.store import runs as _runs
 from keel.store import sessions as _sessions
 from keel.store import turns as _turns
 from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
 from keel.store.listing import LoggedMessage
+from keel.store.run_values import (
+    CardRow,
+    CardStatus,
+    ExecutorRow,
+    RunRow,
+    RunStatus,
+    SentMessage,
+    StepRow,
+    UsageRow,
+)
 from keel.store.sql import failing_as
 
 
 class Tx:
     """One transaction on Keel's tables: turns, history, origins, links, ledger, journal,
-    sessions."""
+    sessions, runs."""
 
     __slots__ = ("_conn", "_open")
 
@@ -260,3 +273,139 @@ class Tx:
         """Replace the session's whole stored state with `state`."""
         with self._doing(f"save the state of session {session_id!r}") as conn:
             _sessions.save_session(conn, session_id, state)
+
+    # Runs, their steps and executors
+
+    def record_run(self, run: RunRow) -> None:
+        """Write a run's row, replacing the one with its id."""
+        with self._doing(f"record run {run.id!r}") as conn:
+            _runs.record_run(conn, run)
+
+    def set_run_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        at: datetime,
+        *,
+        error: str | None = None,
+        executor: str | None = None,
+    ) -> bool:
+        """Move a run to `status`; False for a run that is not recorded."""
+        with self._doing(f"set the status of run {run_id!r}") as conn:
+            return _runs.set_run_status(conn, run_id, status, at, error=error, executor=executor)
+
+    def run(self, run_id: str) -> RunRow | None:
+        """One run, or None."""
+        with self._doing(f"read run {run_id!r}") as conn:
+            return _runs.run(conn, run_id)
+
+    def runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        kind: EntityKind | None = None,
+        limit: int = 50,
+    ) -> tuple[RunRow, ...]:
+        """The newest runs, newest first (with this status, of this kind)."""
+        with self._doing("list the runs") as conn:
+            return _runs.runs(conn, status=status, kind=kind, limit=limit)
+
+    def record_step(self, step: StepRow) -> bool:
+        """Write a step's row; False when that step is recorded done already."""
+        with self._doing(f"record step {step.seq} of run {step.run_id!r}") as conn:
+            return _runs.record_step(conn, step)
+
+    def step(self, run_id: str, seq: int) -> StepRow | None:
+        """One step of a run, or None."""
+        with self._doing(f"read step {seq} of run {run_id!r}") as conn:
+            return _runs.step(conn, run_id, seq)
+
+    def steps(self, run_id: str) -> tuple[StepRow, ...]:
+        """A run's steps in order."""
+        with self._doing(f"read the steps of run {run_id!r}") as conn:
+            return _runs.steps(conn, run_id)
+
+    def register_executor(self, executor: ExecutorRow) -> None:
+        """Record a live executor."""
+        with self._doing(f"register executor {executor.id!r}") as conn:
+            _runs.register_executor(conn, executor)
+
+    def touch_executor(self, executor_id: str, at: datetime) -> bool:
+        """Note the executor is alive; False when it is not recorded."""
+        with self._doing(f"refresh executor {executor_id!r}") as conn:
+            return _runs.touch_executor(conn, executor_id, at)
+
+    def remove_executors(self, executor_ids: Sequence[str]) -> int:
+        """Forget executors; return how many were recorded."""
+        with self._doing("remove executors") as conn:
+            return _runs.remove_executors(conn, executor_ids)
+
+    def executors(self) -> Mapping[str, ExecutorRow]:
+        """Every recorded executor, by id."""
+        with self._doing("read the executors") as conn:
+            return _runs.executors(conn)
+
+    # Approval cards and usage
+
+    def record_card(self, card: CardRow) -> None:
+        """Write a new approval card."""
+        with self._doing(f"record card {card.id!r}") as conn:
+            _cards.record_card(conn, card)
+
+    def decide_card(
+        self,
+        card_id: str,
+        status: CardStatus,
+        at: datetime,
+        *,
+        by: str | None = None,
+        note: str | None = None,
+    ) -> bool:
+        """Decide a pending card; False when it is unknown or decided already."""
+        with self._doing(f"decide card {card_id!r}") as conn:
+            return _cards.decide_card(conn, card_id, status, at, by=by, note=note)
+
+    def card(self, card_id: str) -> CardRow | None:
+        """One card, or None."""
+        with self._doing(f"read card {card_id!r}") as conn:
+            return _cards.card(conn, card_id)
+
+    def card_for_message(self, bot: str, chat: str, message_id: str) -> CardRow | None:
+        """The card a message asked, or None."""
+        with self._doing(f"find the card of message {message_id!r} in {chat}") as conn:
+            return _cards.card_for_message(conn, bot, chat, message_id)
+
+    def cards(
+        self, *, run_id: str | None = None, status: CardStatus | None = None
+    ) -> tuple[CardRow, ...]:
+        """Cards of a run (or all), with this status if named, oldest first."""
+        with self._doing("read the approval cards") as conn:
+            return _cards.cards(conn, run_id=run_id, status=status)
+
+    def record_usage(self, row: UsageRow) -> bool:
+        """Store one request's usage; False when it was recorded already."""
+        with self._doing(f"record the usage of request {row.step!r}") as conn:
+            return _cards.record_usage(conn, row)
+
+    def usage(self, *, run_id: str | None = None) -> tuple[UsageRow, ...]:
+        """Recorded usage, oldest first (of one run, when named)."""
+        with self._doing("read the recorded usage") as conn:
+            return _cards.usage(conn, run_id=run_id)
+
+    def has_message(self, conversation: Conversation, message_id: str) -> bool:
+        """Whether the conversation's history holds a message with this id."""
+        with self._doing(f"look for message {message_id!r} in {conversation.chat}") as conn:
+            return _cards.has_message(conn, conversation, message_id)
+
+    def sent_messages(
+        self, chat: str | None = None, *, run_id: str | None = None, limit: int = 50
+    ) -> tuple[SentMessage, ...]:
+        """The newest messages the bot sent (in `chat`, by run `run_id`), oldest first, with
+        their origins."""
+        with self._doing(f"read the messages sent in {chat or run_id}") as conn:
+            return _cards.sent_messages(conn, chat, run_id=run_id, limit=limit)
+
+    def journal_id(self, conversation: Conversation, turn: int) -> int | None:
+        """The stable id of a conversation's turn, or None."""
+        with self._doing(f"find turn {turn} of {conversation.chat}") as conn:
+            return _cards.journal_id(conn, conversation, turn)

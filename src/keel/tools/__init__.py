@@ -1,9 +1,10 @@
 """Agent tools: one registry, one object per tool (spec, capability, risk, function).
 
 `TOOLS` holds Keel's own tools for API agents — `context_open`, `context_bind`,
-`context_unbind` — and is what an `Engine` uses unless it is given another `Registry`.
-`CODING_TOOLS` adds what a coding agent calls through the MCP server: `context_turn`,
-`agent_context`, `access_explain` and `doctor_check`.
+`context_unbind`, `send_message` — and is what an `Engine` uses unless it is given another
+`Registry`.
+`CODING_TOOLS` is what a coding agent calls through the MCP server: the context tools, then
+`context_turn`, `agent_context`, `access_explain` and `doctor_check`.
 """
 
 from keel.tools.access_explain import ACCESS_EXPLAIN, explain_access
@@ -14,9 +15,19 @@ from keel.tools.context_turn import CONTEXT_TURN, turn_text
 from keel.tools.doctor_check import CHECK_CAPABILITY, DOCTOR_CHECK, check_brain
 from keel.tools.registry import Registry, Tool, ToolContext, usage
 from keel.tools.send import origin_of, record_send
+from keel.tools.send_message import SEND_CAPABILITY, SEND_MESSAGE, message_id_for
 
-TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND])
-CODING_TOOLS = Registry([*TOOLS, CONTEXT_TURN, AGENT_CONTEXT, ACCESS_EXPLAIN, DOCTOR_CHECK])
+TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, SEND_MESSAGE])
+# A coding agent reads and binds contexts; it sends no chat messages.
+CODING_TOOLS = Registry(
+    [
+        *(t for t in TOOLS if t is not SEND_MESSAGE),
+        CONTEXT_TURN,
+        AGENT_CONTEXT,
+        ACCESS_EXPLAIN,
+        DOCTOR_CHECK,
+    ]
+)
 
 __all__ = [
     "ACCESS_EXPLAIN",
@@ -29,6 +40,8 @@ __all__ = [
     "CONTEXT_UNBIND",
     "DOCTOR_CHECK",
     "LEDGER_CAPABILITY",
+    "SEND_CAPABILITY",
+    "SEND_MESSAGE",
     "TOOLS",
     "Registry",
     "Tool",
@@ -37,6 +50,7 @@ __all__ = [
     "check_brain",
     "check_unbind",
     "explain_access",
+    "message_id_for",
     "open_context",
     "origin_of",
     "record_send",

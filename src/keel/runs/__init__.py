@@ -1,0 +1,1 @@
+"""Runs: heartbeats, hooks and scenarios as durable workflows on DBOS Transact."""

@@ -1,0 +1,308 @@
+"""A run's agent turn: Keel's agent loop, with each piece of its work a durable step.
+
+`RunSteps` is the loop's `TurnSteps` for a run (see `keel.runtime.loop`):
+
+- `prepare` — the turn's preparation (links, views, brain code, assembly, fit) writes its
+  step's row in its own transaction, and journals what it assembled: a replay never calls
+  brain code or reads views again, it reads the assembled input back;
+- `request` — each model request; the provider's usage is recorded with the step;
+- `tool` — each tool call, its message id (for `send_message`) named after the step; a
+  tool's effect commits with a row saying so, so a call whose answer was lost in a crash is
+  not made again;
+- `answer` — the model's final text is sent to the run's chat with the run's origin,
+  unless the agent already sent what it had to say with `send_message`. A send the origin
+  rules refuse fails the run with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult
+from keel.brain.specs import ReachEntry
+from keel.errors import KeelError, Refused
+from keel.link.values import Conversation, TurnRequest
+from keel.runs.approvals import approvals
+from keel.runs.codec import (
+    assembly_json,
+    assembly_of,
+    result_json,
+    result_of,
+    step_json,
+    step_of,
+)
+from keel.runs.context import RunContext, RunModel
+from keel.runs.journal import Done, Marking, durable, now, once, recorded, write_step
+from keel.runtime.loop import Prepare, TurnOutcome, preparation, run_turn
+from keel.store import Tx
+from keel.store.run_values import StepRow, UsageRow
+from keel.store.store import Store
+from keel.tools.send import origin_of, record_send
+from keel.tools.send_message import SEND_MESSAGE, message_id_for
+from keel.turn.prepared import PreparedTurn
+
+LOST = (
+    "this call ran before the run was interrupted, and its answer was lost — check what it "
+    "did before calling it again"
+)
+
+
+class RunFailed(KeelError):
+    """A run that cannot go on; its record says why (`refused`: Keel refused what it did)."""
+
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+def turn_json(prepared: PreparedTurn, assembly: Assembly) -> dict[str, Any]:
+    """A turn as `keel turn --json` prints it."""
+    return {
+        **prepared.to_json(),
+        "sections": [s.to_json() for s in assembly.sections],
+        "fit": assembly.fit.to_json(),
+        "counter": assembly.counter,
+    }
+
+
+def agent_turn(
+    context: RunContext, request: TurnRequest, *, send_answer: bool = True
+) -> TurnOutcome:
+    """Run one agent turn of the run, each piece a durable step."""
+    engine = context.engine
+    steps = RunSteps(context, send_answer=send_answer, reach=request.reach)
+    return run_turn(
+        engine.brain,
+        context.store,
+        request,
+        RunModel(context),
+        engine.counter,
+        engine.tools,
+        code=engine.code,
+        steps=steps,
+        approve=approvals(context, engine.tools),
+    )
+
+
+def prepare_only(context: RunContext, request: TurnRequest) -> None:
+    """Prepare and record the run's turn, and ask no model (`--model none`)."""
+    engine = context.engine
+    steps = RunSteps(context)
+    steps.prepare(
+        preparation(engine.brain, request, engine.counter, engine.tools, code=engine.code)
+    )
+
+
+class RunSteps:
+    """The loop's `TurnSteps` for a run; see the module docstring."""
+
+    __slots__ = ("_context", "_reach", "_send_answer", "_sent")
+
+    def __init__(
+        self,
+        context: RunContext,
+        *,
+        send_answer: bool = True,
+        reach: tuple[ReachEntry, ...] | None = None,
+    ) -> None:
+        self._context = context
+        self._send_answer = send_answer
+        self._reach = reach  # the turn's reach, when it is not the run's (a pipeline step)
+        self._sent = 0  # messages the agent sent itself this turn
+
+    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
+        context = self._context
+        seq = context.next_seq()
+        store = context.store
+
+        def body() -> Any:
+            found = recorded(store, context.run_id, seq)
+            if found is not None and found.status == "done":
+                return found.output
+            started = now()
+            seen: dict[str, Any] = {}
+
+            def look(prepared: PreparedTurn, assembly: Assembly) -> None:
+                seen["prepared"], seen["assembly"] = prepared, assembly
+
+            def mark(tx: Tx) -> StepRow:
+                prepared: PreparedTurn = seen["prepared"]
+                ident = tx.journal_id(_conversation(prepared, context), prepared.turn)
+                turn = turn_json(replace(prepared, id=ident), seen["assembly"])
+                output = {"turn": turn, "assembly": assembly_json(seen["assembly"])}
+                seen["output"] = output
+                return StepRow(
+                    run_id=context.run_id,
+                    seq=seq,
+                    name="prepare",
+                    status="done",
+                    started_at=started,
+                    finished_at=now(),
+                    turn_id=ident,
+                    detail=f"turn {prepared.turn} as {prepared.role}",
+                    output=output,
+                )
+
+            run(Marking(store, mark), look)
+            return seen["output"]
+
+        data = durable("prepare", body)
+        turn = data["turn"]
+        prepared = PreparedTurn(
+            turn=turn["turn"],
+            role=turn["role"],
+            attached=(),
+            stubs=(),
+            refused=(),
+            catalog=(),
+            pins={},
+            log=tuple(turn["warnings"]),
+            id=turn["id"],
+        )
+        return prepared, assembly_of(data["assembly"])
+
+    def request(
+        self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
+    ) -> ModelStep:
+        context = self._context
+        seq = context.next_seq()
+        context.requests += 1
+
+        def write(tx: Tx, step: ModelStep) -> Done:
+            if step.usage is not None:
+                tx.record_usage(
+                    UsageRow(
+                        run_id=context.run_id,
+                        step=f"{seq}",
+                        turn_id=prepared.id,
+                        model=context.planned.model,
+                        usage=step.usage,
+                        at=now(),
+                    )
+                )
+            calls = ", ".join(c.name for c in step.calls)
+            detail = f"request {number}" + (f": calls {calls}" if calls else "")
+            return Done(output=step_json(step), detail=detail, turn_id=prepared.id)
+
+        data = durable(
+            "request", lambda: once(context.store, context.run_id, seq, "request", run, write)
+        )
+        return step_of(data)
+
+    def tool(
+        self, prepared: PreparedTurn, call: ToolCall, run: Callable[[Store], ToolResult]
+    ) -> ToolResult:
+        context = self._context
+        seq = context.next_seq()
+        store = context.store
+
+        def body() -> Any:
+            found = recorded(store, context.run_id, seq)
+            if found is not None and found.status == "done":
+                return found.output
+            if found is not None:  # its effect committed; its answer did not
+                return result_json(ToolResult(call_id=call.id, name=call.name, content=LOST))
+            started = now()
+
+            def row(status: str, output: Any = None) -> StepRow:
+                return StepRow(
+                    run_id=context.run_id,
+                    seq=seq,
+                    name="tool",
+                    status="done" if status == "done" else "running",
+                    started_at=started,
+                    finished_at=now() if status == "done" else None,
+                    turn_id=prepared.id,
+                    detail=call.name,
+                    output=output,
+                )
+
+            with message_id_for(context.message_id(seq)):
+                result = run(Marking(store, lambda _tx: row("running")))
+            output = result_json(result)
+            write_step(store, row("done", output))
+            return output
+
+        result = result_of(durable("tool", body))
+        if call.name == SEND_MESSAGE.name and not result.is_error:
+            self._sent += 1
+        return result
+
+    def answer(
+        self,
+        prepared: PreparedTurn,
+        text: str,
+        run: Callable[[Store], None],  # noqa: ARG002 - a run's answer is sent, not logged
+    ) -> None:
+        if not self._send_answer or self._sent:
+            return
+        send(self._context, text, turn_id=prepared.id, reach=self._reach)
+
+
+def send(
+    context: RunContext,
+    text: str,
+    *,
+    conversation: Conversation | None = None,
+    about_entity: str | None = None,
+    about_context: str | None = None,
+    turn_id: int | None = None,
+    reach: tuple[ReachEntry, ...] | None = None,
+) -> dict[str, Any]:
+    """Send a message with the run's origin, as a durable step; `RunFailed` when the origin
+    rules refuse it. Returns the message as `keel messages --json` shows it."""
+    plan = context.planned
+    seq = context.next_seq()
+    message_id = context.message_id(seq)
+    where = conversation or plan.conversation
+
+    def write(tx: Tx, _: None) -> Done:
+        try:
+            origin = origin_of(
+                context.brain,
+                conversation=where,
+                message_id=message_id,
+                sent_at=datetime.now(UTC),
+                run=plan.ref,
+                reach=plan.reach if reach is None else reach,
+                about_entity=about_entity,
+                about_context=about_context,
+            )
+        except Refused as exc:
+            return Done(output={"refused": str(exc)}, detail=f"refused: {exc}", status="failed")
+        record_send(tx, origin, text)
+        message = {
+            "chat": where.chat,
+            "bot": where.bot,
+            "thread": where.thread,
+            "message_id": message_id,
+            "text": text,
+            "at": origin.sent_at.isoformat(),
+            "origin": {
+                "feature": origin.feature,
+                "run": origin.run,
+                "reach": [{"context": r.context, "entity": r.entity} for r in origin.reach],
+                "pending_card": False,
+            },
+        }
+        return Done(output={"message": message}, detail=f"sent {message_id}", turn_id=turn_id)
+
+    data = durable("send", lambda: once(context.store, context.run_id, seq, "send", _none, write))
+    if "refused" in data:
+        raise RunFailed(data["refused"], refused=True)
+    message: dict[str, Any] = data["message"]
+    return message
+
+
+def _none() -> None:
+    return None
+
+
+def _conversation(prepared: PreparedTurn, context: RunContext) -> Conversation:
+    journal = prepared.journal
+    if journal is not None:
+        return journal.conversation
+    return context.planned.conversation

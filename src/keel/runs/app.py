@@ -1,0 +1,310 @@
+"""DBOS bootstrap: one launched DBOS per process, and the runtime its workflows reach.
+
+DBOS Transact is a process-global singleton, so a process holds at most one `Runtime`: the
+brain's `Engine`, the model to answer with, this process's executor id, and the engines of
+the brain commits that runs are pinned to. `launch` starts it; `Runtime.close` stops it.
+Workflow code finds it with `current()`.
+
+Where DBOS keeps its journal follows Keel's database: beside a SQLite file, its own file
+(`.keel/dbos.sqlite` next to `.keel/keel.db`, never Keel's file: DBOS owns its tables);
+on PostgreSQL the same database, in the schema `keel_dbos` — or `<schema>_dbos` when the
+URL's `search_path` names one, so two brains (or two tests) in one database stay apart.
+
+The application version is pinned: recovery and scheduling match on it, and a version
+that changed with each edit would strand every unfinished run. Change it only for a
+workflow change a replay cannot follow, after draining the runs of the old one.
+
+`import dbos` is slow (seconds without byte code): only this package and the run commands
+import it, never `import keel`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from sqlalchemy.engine import make_url
+
+from keel.errors import StoreError, UsageError
+from keel.log import logger
+from keel.runtime.engine import Engine
+from keel.runtime.model_specs import ModelChoice
+from keel.state.database import shown
+from keel.store.run_values import ExecutorRow
+
+if TYPE_CHECKING:
+    from dbos import DBOSConfig
+
+    from keel.runs.commits import Pin
+
+LOG = logger("runs")
+APP_NAME = "keel"
+# Bump only for a workflow change a replay cannot follow (see the module docstring).
+APP_VERSION = "keel-runs-1"
+DEFAULT_SCHEMA = "keel_dbos"
+# How often a process says it is alive, and how long after its last word it counts as dead
+# on another host (on its own host, a process that is gone is dead at once).
+BEAT_S = 2.0
+STALE_S = 30.0
+# recv and get_event poll at this interval on SQLite; it also bounds how long `close` waits.
+POLL_S = 0.1
+
+_lock = threading.Lock()
+_current: Runtime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemDatabase:
+    """Where DBOS keeps its journal for a Keel database."""
+
+    url: str
+    schema: str
+
+
+def system_database(keel_url: str) -> SystemDatabase:
+    """DBOS's system database for Keel's database `keel_url` (see the module docstring)."""
+    url = make_url(keel_url)
+    if url.get_backend_name() == "sqlite":
+        if not url.database or url.database == ":memory:":
+            raise UsageError(
+                f"runs need a database that outlives the process — {shown(keel_url)} is in "
+                "memory; give a SQLite file or a PostgreSQL URL (--db)"
+            )
+        path = Path(url.database).resolve()
+        name = "dbos.sqlite" if path.name == "keel.db" else f"{path.stem}.dbos.sqlite"
+        return SystemDatabase(url=f"sqlite:///{(path.parent / name).as_posix()}", schema="")
+    return SystemDatabase(url=keel_url, schema=_schema(url.query.get("options")))
+
+
+def _schema(options: str | tuple[str, ...] | None) -> str:
+    """`<search_path>_dbos` when the URL's options set one schema, else `keel_dbos`."""
+    for option in [options] if isinstance(options, str) else list(options or ()):
+        for word in unquote(option).split():
+            name, _, value = word.removeprefix("-c").partition("=")
+            if name.strip() == "search_path" and value and "," not in value:
+                return f"{value.strip()}_dbos"
+    return DEFAULT_SCHEMA
+
+
+def dbos_config(target: SystemDatabase, executor_id: str) -> DBOSConfig:
+    """The DBOS configuration of a Keel process."""
+    from dbos import DBOSPortableJSONSerializer
+
+    config: DBOSConfig = {
+        "name": APP_NAME,
+        "system_database_url": target.url,
+        "application_version": APP_VERSION,
+        "executor_id": executor_id,
+        "log_level": "WARNING",
+        "enable_otlp": False,
+        "notification_listener_polling_interval_sec": POLL_S,
+        # Every value a workflow journals is JSON-native (keel.runs.codec), so the journal
+        # reads the same to any Keel and to a person looking at the database.
+        "serializer": DBOSPortableJSONSerializer(),
+    }
+    if target.schema:
+        config["dbos_system_schema"] = target.schema
+    return config
+
+
+def executor_id(kind: str) -> str:
+    """A new executor id, unique among the processes that share a database."""
+    return f"{kind}-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+@dataclass(slots=True, kw_only=True)
+class Runtime:
+    """What this process's workflows reach: see the module docstring."""
+
+    engine: Engine
+    executor: str
+    target: SystemDatabase
+    model: ModelChoice | None = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    _pinned: dict[str, Engine] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _beat: threading.Thread | None = None
+    _running: set[str] = field(default_factory=set)
+    _parked: set[str] = field(default_factory=set)
+
+    @contextmanager
+    def working(self, run_id: str) -> Iterator[None]:
+        """Note a run's workflow body running in this process while the block runs."""
+        with _lock:
+            self._running.add(run_id)
+        try:
+            yield
+        finally:
+            with _lock:
+                self._running.discard(run_id)
+
+    @contextmanager
+    def parked(self, run_id: str) -> Iterator[None]:
+        """Note a run of this process waiting for a person while the block runs."""
+        with _lock:
+            self._parked.add(run_id)
+        try:
+            yield
+        finally:
+            with _lock:
+                self._parked.discard(run_id)
+
+    @property
+    def busy(self) -> int:
+        """Workflow bodies running in this process now (a run waiting for a card counts)."""
+        return len(self._running)
+
+    def all_parked(self, run_ids: Iterable[str] = ()) -> bool:
+        """Whether every run working here, and each of `run_ids`, waits for a person."""
+        with _lock:
+            return (self._running | set(run_ids)) <= self._parked
+
+    def engine_for(self, pin: Pin | None) -> Engine:
+        """The engine of the brain as a pin has it (the live brain for none, or a content
+        pin, whose files are the working tree's)."""
+        if pin is None or pin.kind != "git":
+            return self.engine
+        from keel.runs.commits import snapshot
+
+        with _lock:
+            found = self._pinned.get(pin.id)
+            if found is None:
+                root = snapshot(self.engine.source.root, pin)
+                found = Engine(root, self.engine.url, counter=self.engine.counter, watch=False)
+                self._pinned[pin.id] = found
+            return found
+
+    def close(self) -> None:
+        """Stop this process's DBOS, forget it as an executor, close the pinned engines."""
+        global _current
+        from dbos import DBOS
+
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=BEAT_S * 2)
+        try:
+            with self.engine.store.transaction() as tx:
+                tx.remove_executors([self.executor])
+        finally:
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+            for pinned in self._pinned.values():
+                pinned.close()
+            self._pinned.clear()
+            with _lock:
+                if _current is self:
+                    _current = None
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(BEAT_S):
+            try:
+                with self.engine.store.transaction() as tx:
+                    tx.touch_executor(self.executor, datetime.now(UTC))
+            except StoreError:  # a missed beat is logged; the next one tries again
+                LOG.warning("executor %s could not say it is alive", self.executor, exc_info=True)
+
+
+def current() -> Runtime:
+    """This process's runtime; a `UsageError` outside a launched one."""
+    runtime = _current
+    if runtime is None:
+        raise UsageError(
+            "no runs runtime is launched in this process — launch one with keel.runs.app.launch"
+        )
+    return runtime
+
+
+def active() -> Runtime | None:
+    """This process's runtime, or None."""
+    return _current
+
+
+def launch(
+    engine: Engine,
+    *,
+    kind: str = "run",
+    model: ModelChoice | None = None,
+    queues: Sequence[str] = (),
+) -> Runtime:
+    """Launch DBOS for `engine`'s database and make this process's runtime.
+
+    `queues` are the queues this process takes work from (none by default: a command that
+    runs one run now takes nobody else's). Raises `UsageError` when a runtime is launched.
+    """
+    global _current
+    # Routed through Keel's logging before DBOS adds its own stderr handler.
+    logging.getLogger("dbos").addHandler(logging.NullHandler())
+    from dbos import DBOS
+
+    import keel.runs.workflows  # noqa: F401 - the workflows register when imported
+
+    target = system_database(engine.url)
+    with _lock:
+        if _current is not None:
+            raise UsageError(
+                f"a runs runtime is launched in this process already ({_current.executor}) — "
+                "close it first"
+            )
+        store = engine.store  # Keel's tables exist before any workflow writes to them
+        runtime = Runtime(engine=engine, executor=executor_id(kind), target=target, model=model)
+        DBOS(config=dbos_config(target, runtime.executor))
+        DBOS.listen_queues(list(queues))
+        DBOS.launch()
+        now = datetime.now(UTC)
+        with store.transaction() as tx:
+            tx.register_executor(
+                ExecutorRow(
+                    id=runtime.executor,
+                    host=socket.gethostname(),
+                    pid=os.getpid(),
+                    started_at=now,
+                    seen_at=now,
+                )
+            )
+        runtime._beat = threading.Thread(
+            target=runtime._heartbeat, name=f"keel-executor-{runtime.executor}", daemon=True
+        )
+        runtime._beat.start()
+        _current = runtime
+    return runtime
+
+
+@contextmanager
+def using(
+    engine: Engine, *, kind: str = "run", model: ModelChoice | None = None
+) -> Iterator[Runtime]:
+    """The runtime for `engine`: the one launched in this process when it serves the same
+    database (left running), else a new one, closed when the block ends."""
+    shared = _current
+    if shared is not None:
+        if shared.target != system_database(engine.url):
+            raise UsageError(
+                "this process runs the runs of another database "
+                f"({shown(shared.engine.url)}) — use one database per process"
+            )
+        yield shared
+        return
+    runtime = launch(engine, kind=kind, model=model)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def describe(runtime: Runtime) -> dict[str, Any]:
+    """Where a runtime keeps its journal, for `keel worker` to say at start."""
+    return {
+        "executor": runtime.executor,
+        "journal": shown(runtime.target.url),
+        "schema": runtime.target.schema or None,
+        "version": APP_VERSION,
+    }

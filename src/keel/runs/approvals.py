@@ -1,0 +1,295 @@
+"""Approval cards: a tool call that waits, durably, for a person's yes or no.
+
+Which calls wait is the brain's `approvals:` policy (`keel.brain.knobs.approval_required`:
+the role's entries over MANIFEST's, a capability over its risk class, `dangerous` by
+default). In a run, such a call:
+
+1. posts a card — a message to the run's chat with the run's origin, kept at any age while
+   it is pending — and records it (`keel_cards`); the run is `waiting` (step `card`);
+2. waits with `DBOS.recv` on the card's topic, for at most the policy's timeout; the wait
+   survives a crash, and its deadline is the journal's, not the process's;
+3. reads the verdict from the card's row (step `decision`): approved, denied, or, with no
+   answer in time, timed out — which denies.
+
+A person decides with `decide`: by replying to the card (`answer_reply`: yes or no), with
+`keel approve BRAIN CARD --yes|--no`, or through the service. The card's row takes the
+first decision only; the workflow is then woken with `DBOS.send` (the row, not the
+message, is what it reads, so a message lost in a crash costs only the wait).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from keel.assemble.values import ToolCall
+from keel.brain.knobs import approval_required
+from keel.brain.specs import RoleSpec
+from keel.errors import Refused, UsageError
+from keel.link.values import Conversation, Origin
+from keel.runs.context import RunContext
+from keel.runs.journal import Done, durable, now, once
+from keel.runtime.loop import Approve, Verdict
+from keel.store import Tx
+from keel.store.run_values import CardRow, CardStatus
+from keel.store.store import Store
+from keel.tools.registry import Registry, Tool
+from keel.tools.send import record_send
+
+_YES = {"yes", "y", "ok", "okay", "approve", "approved", "go", "sure", "ja", "oui", "si"}
+_NO = {"no", "n", "deny", "denied", "stop", "cancel", "nee", "non", "nein"}
+_WORD = re.compile(r"[\w']+")
+# How much of a call's arguments a card shows.
+_SHOWN = 300
+
+
+def approvals(context: RunContext, tools: Registry) -> Approve:
+    """The approval hook of a run's turns: a call the policy holds waits for a card."""
+
+    def approve(role: RoleSpec, call: ToolCall) -> Verdict | None:
+        tool = tools.get(call.name)
+        if tool is None or call.problem is not None:
+            return None  # the registry refuses it with its reason
+        if not approval_required(context.brain, role, tool.capability, tool.risk):
+            return None
+        card = ask(context, tool, call)
+        return wait(context, card)
+
+    return approve
+
+
+def ask(context: RunContext, tool: Tool, call: ToolCall) -> CardRow:
+    """Post and record a card for a tool call; the run is `waiting` (a durable step)."""
+    shown = json.dumps(dict(call.arguments), ensure_ascii=False)
+    if len(shown) > _SHOWN:
+        shown = shown[:_SHOWN] + "…"
+    summary = f"{call.name}({shown})"
+    return approval_card(
+        context,
+        f"Approve {summary}? Reply yes or no. (risk {tool.risk})",
+        summary=summary,
+        tool=call.name,
+        arguments=call.arguments,
+        risk=tool.risk,
+        capability=tool.capability,
+    )
+
+
+def approval_card(
+    context: RunContext,
+    text: str,
+    *,
+    conversation: Conversation | None = None,
+    summary: str | None = None,
+    tool: str = "request_approval",
+    arguments: Mapping[str, Any] | None = None,
+    risk: str = "",
+    capability: str = "",
+) -> CardRow:
+    """Post a card asking `text` to the run's chat (or `conversation`) and record it; the
+    run is `waiting` until its decision (a durable step)."""
+    plan = context.planned
+    seq = context.next_seq()
+    card_id = context.message_id(seq)
+    where = conversation or plan.conversation
+
+    def write(tx: Tx, _: None) -> Done:
+        asked = now()
+        card = CardRow(
+            id=card_id,
+            run_id=context.run_id,
+            tool=tool,
+            arguments=dict(arguments or {}),
+            risk=risk,
+            capability=capability,
+            summary=summary or text,
+            bot=where.bot,
+            chat=where.chat,
+            thread=where.thread,
+            message_id=card_id,
+            status="pending",
+            asked_at=asked,
+            timeout_at=asked + timedelta(seconds=plan.timeout_s),
+        )
+        origin = Origin(
+            bot=where.bot,
+            chat=where.chat,
+            thread=where.thread,
+            message_id=card_id,
+            sent_at=asked,
+            feature=plan.feature,
+            run=plan.ref.key,
+            reach=plan.reach,
+            pending_card=True,
+        )
+        record_send(tx, origin, f"{text} [card {card_id}]")
+        tx.record_card(card)
+        tx.set_run_status(context.run_id, "waiting", asked)
+        return Done(output=card_json(card), detail=f"card {card_id}: {card.summary}")
+
+    data = durable(
+        "card", lambda: once(context.store, context.run_id, seq, "card", _nothing, write)
+    )
+    return card_of(data)
+
+
+def _nothing() -> None:
+    return None
+
+
+def wait(context: RunContext, card: CardRow) -> Verdict:
+    """Wait for a decision on the card, at most its timeout; then read the verdict."""
+    from dbos import DBOS
+
+    timeout = max((card.timeout_at - card.asked_at).total_seconds(), 0.0)
+    with context.runtime.parked(context.run_id):
+        woken = DBOS.recv(topic=card.id, timeout_seconds=timeout)
+    seq = context.next_seq()
+
+    def write(tx: Tx, _: None) -> Done:
+        found = tx.card(card.id)
+        if found is not None and found.status == "pending":
+            tx.decide_card(card.id, "timed-out", now(), note="nobody answered in time")
+            tx.resolve_card(found.bot, found.chat, found.message_id)
+            found = tx.card(card.id)
+        tx.set_run_status(context.run_id, "running", now())
+        status: CardStatus = found.status if found is not None else "timed-out"
+        return Done(output={"status": status, "woken": woken is not None}, detail=status)
+
+    data = durable(
+        "decision",
+        lambda: once(context.store, context.run_id, seq, "decision", _nothing, write),
+    )
+    return verdict(card, data["status"])
+
+
+def verdict(card: CardRow, status: str) -> Verdict:
+    """What a card's status means for its call."""
+    if status == "approved":
+        return Verdict(approved=True, said=f"approved by a person (card {card.id})")
+    if status == "denied":
+        return Verdict(approved=False, said=f"a person denied this call (card {card.id})")
+    return Verdict(
+        approved=False,
+        said=f"nobody approved this call in time, so it was denied (card {card.id})",
+    )
+
+
+def decide(
+    store: Store, card_id: str, *, approve: bool, by: str | None = None, note: str | None = None
+) -> CardRow:
+    """Record a person's decision on a pending card; `Refused` when it was decided already,
+    `UsageError` for a card no run asked. Wake its run with `wake` afterwards."""
+    status: CardStatus = "approved" if approve else "denied"
+    with store.transaction() as tx:
+        found = tx.card(card_id)
+        if found is None:
+            raise UsageError(f"no approval card {card_id!r} — `keel runs BRAIN` shows the runs")
+        if not tx.decide_card(card_id, status, now(), by=by, note=note):
+            raise Refused(f"card {card_id} was {found.status} already")
+        tx.resolve_card(found.bot, found.chat, found.message_id)
+        decided = tx.card(card_id)
+    if decided is None:  # the row was just updated in this transaction
+        raise UsageError(f"card {card_id!r} vanished while it was decided")
+    return decided
+
+
+def reply_verdict(text: str) -> bool | None:
+    """A reply's yes (True) or no (False), from its first word; None when it says neither."""
+    words = _WORD.findall(text.casefold())
+    if not words:
+        return None
+    if words[0] in _YES:
+        return True
+    if words[0] in _NO:
+        return False
+    return None
+
+
+def answer_reply(
+    store: Store, conversation: Conversation, reply_to: tuple[str, ...], text: str
+) -> CardRow | None:
+    """Route a reply to the pending card it quotes, if it says yes or no; None otherwise.
+
+    The caller wakes the card's run with `wake`. A reply to a card that is not pending, or
+    that says neither yes nor no, is an ordinary turn.
+    """
+    approve = reply_verdict(text)
+    if approve is None:
+        return None
+    with store.transaction() as tx:
+        cards = [tx.card_for_message(conversation.bot, conversation.chat, m) for m in reply_to]
+    pending = [c for c in cards if c is not None and c.status == "pending"]
+    if not pending:
+        return None
+    who = f"{conversation.bot}/{conversation.chat}"
+    return decide(store, pending[0].id, approve=approve, by=f"reply in {who}", note=text[:200])
+
+
+def wake(card: CardRow) -> None:
+    """Wake the run waiting on a decided card (in a process with a launched runtime)."""
+    from dbos import DBOS
+
+    DBOS.send(card.run_id, {"card": card.id}, topic=card.id, idempotency_key=f"{card.id}:woken")
+
+
+def card_json(card: CardRow) -> dict[str, Any]:
+    """A card as a run's record shows it (and as its step journals it)."""
+    return {
+        "id": card.id,
+        "run_id": card.run_id,
+        "status": card.status,
+        "tool": card.tool,
+        "arguments": dict(card.arguments),
+        "risk": card.risk,
+        "capability": card.capability,
+        "summary": card.summary,
+        "bot": card.bot,
+        "chat": card.chat,
+        "thread": card.thread,
+        "message_id": card.message_id,
+        "asked_at": card.asked_at.isoformat(),
+        "timeout_at": card.timeout_at.isoformat(),
+        "decided_at": None if card.decided_at is None else card.decided_at.isoformat(),
+        "decided_by": card.decided_by,
+        "note": card.note,
+    }
+
+
+def card_of(data: Mapping[str, Any]) -> CardRow:
+    """A card from `card_json`."""
+    status = data["status"]
+    statuses: dict[str, CardStatus] = {
+        "pending": "pending",
+        "approved": "approved",
+        "denied": "denied",
+        "timed-out": "timed-out",
+    }
+    return CardRow(
+        id=data["id"],
+        run_id=data["run_id"],
+        tool=data["tool"],
+        arguments=data["arguments"],
+        risk=data["risk"],
+        capability=data["capability"],
+        summary=data["summary"],
+        bot=data["bot"],
+        chat=data["chat"],
+        thread=data["thread"],
+        message_id=data["message_id"],
+        status=statuses[status],
+        asked_at=datetime.fromisoformat(data["asked_at"]),
+        timeout_at=datetime.fromisoformat(data["timeout_at"]),
+        decided_at=None
+        if data["decided_at"] is None
+        else datetime.fromisoformat(data["decided_at"]),
+        decided_by=data["decided_by"],
+        note=data["note"],
+    )
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

@@ -1,0 +1,112 @@
+"""One execution of a run's workflow: its plan, its brain, its step counter, its model.
+
+A `RunContext` lives while the workflow function runs, and is made again when a replay
+runs it again: everything in it is either read from the journal (the plan) or counted in
+the order the workflow takes its steps, so a replay counts the same way.
+
+The model is made on the first request that is really sent: a replay answers the earlier
+requests from the journal, and a scripted model (`scripted:FILE`) must then start at the
+step after the last one answered, not at its first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from keel.assemble.values import Assembly, ModelStep, Transcript
+from keel.brain.snapshot import Brain
+from keel.errors import UsageError
+from keel.runs.app import Runtime
+from keel.runs.commits import Pin
+from keel.runs.values import RunOrder, RunPlan
+from keel.runtime.engine import Engine
+from keel.runtime.model_specs import ModelChoice, build_model, parse_model
+from keel.runtime.model_specs import _step as scripted_step
+from keel.runtime.models import ModelClient, OpenAIChatModel
+from keel.store.store import Store
+from keel.testing import ScriptedModel
+
+
+@dataclass(slots=True, kw_only=True)
+class RunContext:
+    """See the module docstring."""
+
+    runtime: Runtime
+    order: RunOrder
+    plan: RunPlan | None = None
+    seq: int = 0
+    requests: int = 0
+    _model: ModelClient | None = field(default=None, repr=False)
+
+    @property
+    def run_id(self) -> str:
+        return self.order.id
+
+    @property
+    def planned(self) -> RunPlan:
+        if self.plan is None:
+            raise UsageError(f"run {self.run_id!r} has no plan yet — its start step comes first")
+        return self.plan
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of the brain the run is pinned to."""
+        pin = self.plan.pin if self.plan is not None else None
+        return self.runtime.engine_for(None if pin is None else Pin.from_json(pin))
+
+    @property
+    def brain(self) -> Brain:
+        return self.engine.brain
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.engine.store
+
+    def next_seq(self) -> int:
+        """The number of the run's next step."""
+        self.seq += 1
+        return self.seq
+
+    def message_id(self, seq: int) -> str:
+        """The id of the message a step sends: the same on every replay of the step."""
+        return f"{self.run_id}:{seq}"
+
+    def model(self) -> ModelClient | None:
+        """The run's model client (None for `none`), made at the first request sent."""
+        if self._model is None:
+            self._model = run_model(parse_model(self.planned.model), served=self.requests - 1)
+        return self._model
+
+
+class RunModel:
+    """The model client a run's turn calls: the run's, made when a request is really sent."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: RunContext) -> None:
+        self._context = context
+
+    def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep:
+        model = self._context.model()
+        if model is None:
+            raise UsageError("this run has no model (--model none): it prepares turns only")
+        return model.complete(assembly, transcript)
+
+
+def run_model(choice: ModelChoice, *, served: int) -> ModelClient | None:
+    """The client for one run, `served` requests into it.
+
+    Every provider but the scripted one keeps no place: a request is a request. A scripted
+    file is the steps of one run, and a replay that resumes at request n+1 plays from the
+    step after n.
+    """
+    model = build_model(choice)  # checks the spec, the key and a scripted file alike
+    if choice.provider != "scripted" or served <= 0:
+        return model
+    path = choice.path or Path()
+    # build_model read the same file and found it sound.
+    steps = json.loads(path.read_text(encoding="utf-8"))
+    script = [scripted_step(path, number, step) for number, step in enumerate(steps, 1)]
+    return OpenAIChatModel(client=ScriptedModel(script[served:]).openai_client())

@@ -1,0 +1,125 @@
+"""A run's steps, each run once: DBOS journals its result, Keel's tables its effect.
+
+A step is a DBOS step (`DBOS.run_step`): when the workflow replays after a crash, a step
+that finished returns what it returned then, and its body does not run. DBOS notes that
+a step finished in its own transaction, after the body: a process that dies between the
+body's last write and that note would run the body again. So a step whose body writes to
+Keel's tables also writes its own row (`keel_run_steps`, keyed by run and step number)
+in the same transaction as its effect, and looks for that row before doing anything: the
+effect and the row commit together or not at all, and a body that already committed is
+never repeated. Steps are numbered in the order the workflow takes them, which a replay
+follows exactly.
+
+`once` is the plain form (compute without a transaction, then write effect and row in
+one); `Marking` is for work that opens its own transaction (a turn's preparation, a tool
+call): a store whose next transaction also writes the step's row before it commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from keel.store import Tx
+from keel.store.run_values import StepRow, StepStatus
+from keel.store.store import Store
+
+T = TypeVar("T")
+Json = Any  # JSON-native: dict, list, str, int, float, bool or None
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Done:
+    """What a step's write leaves: its result, and what the run's record shows of it."""
+
+    output: Json
+    detail: str = ""
+    turn_id: int | None = None
+    status: StepStatus = "done"
+
+
+def durable(name: str, body: Callable[[], Json]) -> Json:
+    """Run `body` as the workflow's next DBOS step, named `keel.<name>`."""
+    from dbos import DBOS
+
+    return DBOS.run_step({"name": f"keel.{name}"}, body)
+
+
+def recorded(store: Store, run_id: str, seq: int) -> StepRow | None:
+    """The step's row, when an earlier execution of the run wrote it."""
+    with store.transaction() as tx:
+        return tx.step(run_id, seq)
+
+
+def once(
+    store: Store,
+    run_id: str,
+    seq: int,
+    name: str,
+    compute: Callable[[], T],
+    write: Callable[[Tx, T], Done],
+) -> Json:
+    """Run a step's body once: `compute` outside any transaction (it may call brain code
+    or a model), then `write` its effect and the step's row in one transaction.
+
+    A step whose row says it is done returns the result kept there instead.
+    """
+    found = recorded(store, run_id, seq)
+    if found is not None and found.status == "done":
+        return found.output
+    started = now()
+    computed = compute()
+    with store.transaction() as tx:
+        again = tx.step(run_id, seq)
+        if again is not None and again.status == "done":
+            return again.output  # a twin execution got there first; its effect stands
+        done = write(tx, computed)
+        tx.record_step(
+            StepRow(
+                run_id=run_id,
+                seq=seq,
+                name=name,
+                status=done.status,
+                started_at=started,
+                finished_at=now(),
+                turn_id=done.turn_id,
+                detail=done.detail,
+                output=done.output,
+            )
+        )
+    return done.output
+
+
+class Marking(Store):
+    """A store whose transactions also write one step's row, just before they commit.
+
+    `mark(tx)` returns the row to write (None: write none); it runs only when the block
+    ends without an error, so the row commits with the block's effect or not at all.
+    """
+
+    __slots__ = ("_mark",)
+
+    def __init__(self, store: Store, mark: Callable[[Tx], StepRow | None]) -> None:
+        super().__init__(store.engine)
+        self._mark = mark
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with super().transaction() as tx:
+            yield tx
+            row = self._mark(tx)
+            if row is not None:
+                tx.record_step(row)
+
+
+def write_step(store: Store, row: StepRow) -> None:
+    """Write a step's row in a transaction of its own."""
+    with store.transaction() as tx:
+        tx.record_step(row)

@@ -1,0 +1,223 @@
+"""The durable workflows: a run (`keel.run`) and a heartbeat's tick (`keel.heartbeat`).
+
+A run's workflow takes its steps in one fixed order, which a replay follows exactly:
+
+1. `start` — decide the plan (`keel.runs.plan`) and record the run as running; a run that
+   cannot start is recorded as failed, with the reason;
+2. the work — a heartbeat or hook: one agent turn (`keel.runs.agent`); a scenario: its
+   pipeline (`keel.runs.pipelines`), or one agent turn when it has none;
+3. `finish` — the run is done, or failed with the error.
+
+A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
+tick finds the id taken, so each tick runs once however many workers run the schedule.
+
+Importing this module registers the workflows with DBOS (by name, so the journal matches
+whatever module layout a later Keel has).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from dbos import DBOS
+from dbos._error import DBOSException
+
+from keel.errors import KeelError, Refused
+from keel.log import logger
+from keel.runs.agent import RunFailed, agent_turn
+from keel.runs.app import current
+from keel.runs.context import RunContext
+from keel.runs.journal import Done, durable, now, once
+from keel.runs.plan import plan_run
+from keel.runs.values import RunOrder, RunPlan
+from keel.store import Tx
+from keel.store.run_values import RunRow, RunStatus
+
+LOG = logger("runs")
+HEARTBEAT = "keel.heartbeat"
+
+
+@DBOS.workflow(name="keel.run")
+def run_workflow(order: dict[str, Any]) -> dict[str, Any]:
+    """Run one run to its end (or until it waits for a person)."""
+    return execute(RunOrder.from_json(order))
+
+
+@DBOS.workflow(name=HEARTBEAT)
+def heartbeat_workflow(scheduled_at: datetime, context: Any) -> None:
+    """One tick of a heartbeat's schedule: a run of it, with the tick's workflow id."""
+    order = RunOrder(
+        id=DBOS.workflow_id or f"tick:{context['heartbeat']}:{scheduled_at.isoformat()}",
+        kind="heartbeat",
+        entity_id=context["heartbeat"],
+        at=scheduled_at.astimezone(UTC).isoformat(),
+        model=context.get("model"),
+    )
+    execute(order)
+
+
+def execute(order: RunOrder) -> dict[str, Any]:
+    """The workflow's body; see the module docstring."""
+    runtime = current()
+    with runtime.working(order.id):
+        return _execute(RunContext(runtime=runtime, order=order))
+
+
+def _execute(context: RunContext) -> dict[str, Any]:
+    order = context.order
+    started = start(context)
+    if isinstance(started, Failure):
+        return outcome(context, started)
+    context.plan = started
+    failure: Failure | None = None
+    try:
+        work(context)
+    except RunFailed as exc:
+        failure = Failure(error=str(exc), refused=exc.refused)
+    except KeelError as exc:
+        failure = Failure(error=str(exc), refused=isinstance(exc, Refused))
+    except DBOSException:
+        raise  # DBOS's own (a lost ownership, a cancellation): its to handle
+    except Exception as exc:  # a provider's error, or a bug: the run fails and says which
+        LOG.exception("run %s failed", order.id)
+        failure = Failure(error=f"{type(exc).__name__}: {exc}")
+    finish(context, failure)
+    return outcome(context, failure)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """Why a run failed; `refused` when Keel refused what it did (a send, a binding)."""
+
+    error: str
+    refused: bool = False
+
+
+def start(context: RunContext) -> RunPlan | Failure:
+    """Step `start`: the plan, and the run's row; why not, when the run cannot start."""
+    order = context.order
+    seq = context.next_seq()
+    runtime = context.runtime
+
+    def compute() -> RunPlan | Failure:
+        try:
+            return plan_run(runtime, order)
+        except KeelError as exc:
+            return Failure(error=str(exc), refused=isinstance(exc, Refused))
+
+    def write(tx: Tx, decided: RunPlan | Failure) -> Done:
+        plan = decided if isinstance(decided, RunPlan) else None
+        error = decided.error if isinstance(decided, Failure) else None
+        at = now()
+        conversation = plan.conversation if plan is not None else None
+        tx.record_run(
+            RunRow(
+                id=order.id,
+                kind=order.kind,
+                entity_id=order.entity_id,
+                status="running" if plan is not None else "failed",
+                created_at=datetime.fromisoformat(order.at),
+                updated_at=at,
+                entity=plan.entity if plan is not None else order.entity,
+                role=plan.role if plan is not None else None,
+                reach=plan.reach if plan is not None else (),
+                bot=conversation.bot if conversation is not None else order.bot,
+                chat=conversation.chat if conversation is not None else order.chat,
+                thread=conversation.thread if conversation is not None else order.thread,
+                pin=_pin_label(plan),
+                model=plan.model if plan is not None else order.model,
+                executor=runtime.executor,
+                error=error,
+                order=order.to_json(),
+            )
+        )
+        if isinstance(decided, Failure):
+            output = {"failed": decided.error, "refused": decided.refused}
+            return Done(output=output, detail=f"cannot start: {error}", status="failed")
+        return Done(
+            output={"plan": decided.to_json()}, detail=f"{decided.ref.key} as {decided.role}"
+        )
+
+    data = durable(
+        "start", lambda: once(runtime.engine.store, order.id, seq, "start", compute, write)
+    )
+    if "plan" not in data:
+        return Failure(error=data["failed"], refused=data.get("refused", False))
+    return RunPlan.from_json(data["plan"])
+
+
+def work(context: RunContext) -> None:
+    """The run's work: its pipeline, or one agent turn."""
+    plan = context.planned
+    if plan.ref.kind == "scenario":
+        from keel.runs.pipelines import has_pipeline, run_scenario
+
+        if has_pipeline(context):
+            run_scenario(context)
+            return
+    from keel.link.values import TurnRequest
+
+    request = TurnRequest(
+        conversation=plan.conversation,
+        now=datetime.now(UTC),
+        run=plan.ref,
+        reach=plan.reach,
+        input=context.order.input or _event_input(context),
+    )
+    if plan.model == "none":
+        from keel.runs.agent import prepare_only
+
+        prepare_only(context, request)
+        return
+    agent_turn(context, request)
+
+
+def finish(context: RunContext, failure: Failure | None) -> None:
+    """Step `finish`: the run is done, or failed and why."""
+    seq = context.next_seq()
+    order = context.order
+    error = failure.error if failure is not None else None
+    refused = failure is not None and failure.refused
+
+    def write(tx: Tx, _: None) -> Done:
+        status: RunStatus = "failed" if failure is not None else "done"
+        tx.set_run_status(order.id, status, now(), error=error, executor=context.runtime.executor)
+        output = {"status": status, "error": error, "refused": refused}
+        return Done(output=output, detail=error or "")
+
+    durable(
+        "finish",
+        lambda: once(context.store, order.id, seq, "finish", lambda: None, write),
+    )
+
+
+def outcome(context: RunContext, failure: Failure | None) -> dict[str, Any]:
+    return {
+        "id": context.order.id,
+        "status": "failed" if failure is not None else "done",
+        "error": None if failure is None else failure.error,
+        "refused": failure is not None and failure.refused,
+    }
+
+
+def _pin_label(plan: RunPlan | None) -> str | None:
+    if plan is None or plan.pin is None:
+        return None
+    from keel.runs.commits import Pin
+
+    return Pin.from_json(plan.pin).label
+
+
+def _event_input(context: RunContext) -> str:
+    """A hook's turn reads its event: the prompt is the hook's, the payload follows."""
+    order = context.order
+    if order.event is None:
+        return ""
+    import json
+
+    entity = context.brain.entity(order.kind, order.entity_id)
+    prompt = entity.prompt if entity is not None else ""
+    payload = json.dumps(dict(order.payload), ensure_ascii=False, indent=2)
+    return f"{prompt}\n\nEvent {order.event}:\n{payload}".strip()

@@ -1,0 +1,127 @@
+"""Approval cards: a call that needs a person waits durably; a reply, `keel approve` or the
+card's timeout decides it, and the run ends as it should with nothing done twice."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from keel.assemble.values import ToolCall
+from keel.link.values import Conversation, TurnRequest
+from keel.runs.approvals import answer_reply, reply_verdict, wake
+from keel.runs.service import wait
+from keel.runtime.models import OpenAIChatModel
+from keel.testing import ScriptedModel, ScriptedStep
+from tests.runs.conftest import Runs
+
+BOARD = Conversation(bot="nova", chat="tg:chat:board")
+NOTICE = {"name": "send_message", "arguments": {"text": "The lift is out today."}}
+
+
+def posted(runs: Runs, run_id: str) -> list[str]:
+    return [m["text"] for m in runs.json("runs", "show", run_id)["messages"]]
+
+
+def waiting_run(runs: Runs, name: str, heartbeat: str = "guarded") -> dict[str, Any]:
+    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": "Done."}])
+    record: dict[str, Any] = runs.json("run", f"heartbeat:{heartbeat}", "--model", model)
+    assert record["status"] == "waiting"
+    return record
+
+
+def test_a_call_that_needs_approval_waits_on_a_card_and_a_yes_reply_lets_it_run(
+    runs: Runs,
+) -> None:
+    record = waiting_run(runs, "reply-yes")
+    [card] = record["cards"]
+    assert (card["status"], card["tool"], card["risk"]) == ("pending", "send_message", "moderate")
+    assert [s["name"] for s in record["steps"]][-1] == "card"
+    [asked] = record["messages"]  # the card is a message of the run, kept while pending
+    assert asked["message_id"] == card["id"]
+    assert asked["origin"]["pending_card"] is True
+    assert asked["origin"]["reach"] == [{"context": "notice", "entity": None}]
+    not_an_answer = answer_reply(runs.engine.store, BOARD, (card["id"],), "what is this?")
+    assert not_an_answer is None
+    decided = answer_reply(runs.engine.store, BOARD, (card["id"],), "Yes, post it")
+    assert decided is not None
+    assert decided.status == "approved"
+    wake(decided)
+    assert wait(runs.runtime, record["id"], waiting_done=True) == "done"
+    after = runs.json("runs", "show", record["id"])
+    assert [s["name"] for s in after["steps"]][-5:] == [
+        "card", "decision", "tool", "request", "finish",
+    ]  # fmt: skip
+    assert after["cards"][0]["status"] == "approved"
+    assert after["cards"][0]["decided_by"] == "reply in nova/tg:chat:board"
+    assert posted(runs, record["id"]) == [asked["text"], "The lift is out today."]
+    with runs.engine.store.transaction() as tx:
+        [origin] = tx.origins("nova", "tg:chat:board", [card["id"]])
+    assert origin.pending_card is False
+
+
+def test_keel_approve_no_denies_the_call_and_the_agent_is_told(runs: Runs) -> None:
+    record = waiting_run(runs, "deny")
+    card = record["cards"][0]["id"]
+    result = runs.json("approve", card, "--no", "--by", "ana", "--note", "not today")
+    assert result["status"] == "done"
+    assert result["cards"][0]["status"] == "denied"
+    assert (result["cards"][0]["decided_by"], result["cards"][0]["note"]) == ("ana", "not today")
+    # The notice was never posted; the agent's closing line was, as it sent nothing itself.
+    assert posted(runs, record["id"])[1:] == ["Done."]
+    with runs.engine.store.transaction() as tx:
+        steps = tx.steps(record["id"])
+    request = [s for s in steps if s.name == "request"][-1]
+    assert request.output["text"] == "Done."
+    again = runs.json("approve", card, "--yes", exit_code=3)
+    assert "was denied already" in again["refused"]
+
+
+def test_a_card_nobody_answers_times_out_and_denies(runs: Runs) -> None:
+    record = waiting_run(runs, "timeout", heartbeat="hasty")
+    assert wait(runs.runtime, record["id"], waiting_done=True, timeout_s=30) == "done"
+    after = runs.json("runs", "show", record["id"])
+    assert after["cards"][0]["status"] == "timed-out"
+    assert posted(runs, record["id"])[1:] == ["Done."]
+
+
+def test_an_unknown_card_and_a_missing_verdict_are_usage_errors(runs: Runs) -> None:
+    assert runs.invoke("approve", "no-such-card", "--yes").exit_code == 2
+    assert runs.invoke("approve", "no-such-card").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        pytest.param("yes", True, id="yes"),
+        pytest.param("OK, go ahead", True, id="ok"),
+        pytest.param("No.", False, id="no"),
+        pytest.param("deny it", False, id="deny"),
+        pytest.param("maybe later", None, id="neither"),
+        pytest.param("", None, id="empty"),
+    ],
+)
+def test_a_reply_says_yes_no_or_neither_by_its_first_word(text: str, verdict: bool | None) -> None:
+    assert reply_verdict(text) is verdict
+
+
+def test_outside_a_run_a_call_that_needs_approval_is_refused(runs: Runs) -> None:
+    scripted = ScriptedModel(
+        [
+            ScriptedStep(calls=(ToolCall(id="c1", name="send_message", arguments={"text": "Hi"}),)),
+            ScriptedStep(text="I could not."),
+        ]
+    )
+    request = TurnRequest(
+        conversation=Conversation(bot="nova", chat="tg:chat:plain"),
+        now=datetime.now(UTC),
+        role="guarded",
+        input="Post hi.",
+    )
+    outcome = runs.engine.run(request, OpenAIChatModel(client=scripted.openai_client()))
+    result = outcome.transcript.items[1]
+    assert getattr(result, "is_error", False) is True
+    assert "only a run can wait for one" in getattr(result, "content", "")
+    with runs.engine.store.transaction() as tx:
+        assert [m.text for m in tx.sent_messages(chat="tg:chat:plain")] == []

@@ -1,0 +1,47 @@
+"""Scenarios through `keel scenario`: the pipeline's ctx calls are the run's steps."""
+
+from __future__ import annotations
+
+from tests.runs.conftest import Runs
+
+VARS = '{"prospect": "p_1", "chat": "tg:user:501"}'
+
+
+def test_a_pipeline_drafts_asks_sends_keyed_and_binds(runs: Runs) -> None:
+    model = runs.script("draft", [{"text": "Hello p_1, a short note."}])
+    record = runs.json("scenario", "first-touch", "--vars", VARS, "--model", model)
+    assert record["status"] == "waiting"
+    [card] = record["cards"]
+    assert card["tool"] == "request_approval"
+    assert card["summary"] == "Send this? Hello p_1, a short note."
+    [turn] = record["turns"]
+    assert (turn["role"], [(a["context"], a["entity"]) for a in turn["attached"]]) == (
+        "sdr",
+        [("prospect", "p_1")],
+    )
+    done = runs.json("approve", card["id"], "--yes")
+    assert done["status"] == "done"
+    assert [s["name"] for s in done["steps"]] == [
+        "start", "prepare", "request", "card", "decision", "send", "bind", "finish",
+    ]  # fmt: skip
+    sent = [m for m in done["messages"] if m["chat"] == "tg:user:501"]
+    assert [m["text"] for m in sent] == ["Hello p_1, a short note."]
+    assert sent[0]["origin"]["reach"] == [{"context": "prospect", "entity": "p_1"}]
+    bound = runs.engine.bindings("tg:user:501")
+    assert [(b.context, b.entity) for b in bound] == [("prospect", "p_1")]
+
+
+def test_a_denied_draft_is_not_sent(runs: Runs) -> None:
+    model = runs.script("draft-no", [{"text": "Hello p_2."}])
+    vars_ = '{"prospect": "p_2", "chat": "tg:user:502"}'
+    record = runs.json("scenario", "first-touch", "--vars", vars_, "--model", model)
+    done = runs.json("approve", record["cards"][0]["id"], "--no")
+    assert done["status"] == "done"
+    assert [m for m in done["messages"] if m["chat"] == "tg:user:502"] == []
+    assert runs.engine.bindings("tg:user:502") == ()
+
+
+def test_a_terminal_error_fails_the_run_with_its_message(runs: Runs) -> None:
+    record = runs.json("scenario", "first-touch", "--vars", "{}", "--model", "none", exit_code=1)
+    assert record["status"] == "failed"
+    assert "first-touch needs vars prospect and chat" in record["error"]
