@@ -12,7 +12,7 @@ from keel.brain import load_brain
 from keel.brain.snapshot import Brain
 from keel.brain.specs import SqlFile
 from keel.errors import StoreError
-from keel.state.database import apply_sql, connect, default_url
+from keel.state.database import anchored, apply_sql, connect, default_url
 from keel.state.schema import read_schema
 
 COUNTED = "CREATE TABLE IF NOT EXISTS marks (n INTEGER);\nINSERT INTO marks VALUES (1);\n"
@@ -139,3 +139,17 @@ def test_a_dump_with_its_own_transaction_applies(tmp_path: Path) -> None:
     dump = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE d (x);\nCOMMIT;\n"
     engine = connect("sqlite://", _brain(tmp_path, {"001_dump.sql": dump}))
     assert read_schema(engine).has("d")
+
+
+def test_a_relative_sqlite_file_is_anchored_to_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert anchored("sqlite:///k.db") == f"sqlite:///{tmp_path / 'k.db'}"
+    for url in (
+        f"sqlite:///{tmp_path / 'k.db'}",
+        "sqlite://",
+        "sqlite:///:memory:",
+        "postgresql://u@127.0.0.1:5432/test",
+    ):
+        assert anchored(url) == url

@@ -1,4 +1,5 @@
-"""`keel turn`: prepare one turn, assemble its model input, show or print it.
+"""`keel turn`: prepare one turn, assemble its model input, show or print it; with
+`--model`, ask that model too and print its answer.
 
 The flags that describe a turn (`--bot`, `--chat`, `--input`, `--run`, `--open`, ...) are
 shared with `keel explain`, which dry-runs the turn they describe (`build_request`).
@@ -33,9 +34,11 @@ from keel.cli.options import (
     parse_run,
 )
 from keel.cli.turn_view import print_turn
-from keel.errors import FitOverflow
+from keel.errors import FitOverflow, UsageError
 from keel.link.values import Conversation, TurnRequest
 from keel.payload.providers import PayloadFormat, first_request
+from keel.runtime.model_specs import FORMS, build_model, parse_model
+from keel.runtime.models import ModelClient
 from keel.tokens.exact import counter_from_settings
 from keel.turn.prepared import Session
 
@@ -126,11 +129,16 @@ def turn(
             "history, kept links, ledger or journal).",
         ),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help=f"Ask this model and print its answer: {FORMS}."),
+    ] = None,
     at: AtOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Prepare one turn and assemble its model input (no model call); record it."""
+    """Prepare one turn and assemble its model input; record it. With --model, the model
+    answers too (its tool calls run), and the answer is recorded."""
 
     def body() -> None:
         request = build_request(
@@ -148,11 +156,20 @@ def turn(
             attach=attach,
             open_=open_,
         )
+        client = answering_model(model, dry_run=dry_run, fmt=fmt)
         counter = counter_from_settings(counter_name, ranks)
         cli_session = Session(id=session, compacted=compacted) if session else None
+        answer: dict[str, object] = {}
         with open_engine(brain, db, counter=counter) as engine:
             try:
-                prepared, assembly = engine.prepare(request, session=cli_session, dry_run=dry_run)
+                if client is None:
+                    prepared, assembly = engine.prepare(
+                        request, session=cli_session, dry_run=dry_run
+                    )
+                else:
+                    outcome = engine.run(request, client, session=cli_session)
+                    prepared, assembly = outcome.prepared, outcome.assembly
+                    answer = {"answer": outcome.reply, "requests": outcome.requests}
             except FitOverflow as exc:
                 if as_json:
                     emit_json({"overflow": str(exc), "fit": exc.details})
@@ -168,11 +185,30 @@ def turn(
                     "sections": [s.to_json() for s in assembly.sections],
                     "fit": assembly.fit.to_json(),
                     "counter": assembly.counter,
+                    **answer,
                 }
             )
         else:
             if dry_run:
                 console().print("[yellow]dry run:[/] nothing was recorded")
             print_turn(prepared, assembly)
+            if answer:
+                asked = int(str(answer["requests"]))
+                console().rule(f"answer ({asked} model request{'s' if asked != 1 else ''})")
+                console().print(str(answer["answer"]), markup=False, highlight=False)
 
     guard(as_json, body)
+
+
+def answering_model(
+    spec: str | None, *, dry_run: bool, fmt: PayloadFormat | None
+) -> ModelClient | None:
+    """The client `--model` names (None: prepare only), checked against the other flags."""
+    if spec is None:
+        return None
+    client = build_model(parse_model(spec))
+    if client is not None and dry_run:
+        raise UsageError("--dry-run records nothing, and a model's answer is recorded — drop one")
+    if client is not None and fmt is not None:
+        raise UsageError("--format prints the request without sending it — drop --model")
+    return client

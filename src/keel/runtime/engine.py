@@ -66,7 +66,7 @@ from keel.link.gather import resolve_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
 from keel.runtime.models import ModelClient
-from keel.state.database import connect, default_url
+from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.state.schema import read_schema
 from keel.state.views import read_view
@@ -105,7 +105,7 @@ class Engine:
         instead of a watcher thread (a short-lived process needs neither).
         """
         self.source = BrainSource(Path(brain), watch=watch)
-        self.url = db or default_url(self.source.root)
+        self.url = anchored(db) if db else default_url(self.source.root)
         self.counter: TokenCounter = counter or Estimator()
         self.tools = tools
         self._lock = threading.Lock()

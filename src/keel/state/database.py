@@ -45,6 +45,23 @@ def default_url(root: Path) -> str:
     return f"sqlite:///{(root / DB_DIR / DB_FILE).as_posix()}"
 
 
+def anchored(url: str) -> str:
+    """A SQLite URL whose file is named relative to the working folder, made absolute, so
+    the processes that share it (brain code, a worker started elsewhere) open that file."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url  # the store says what is wrong with it when it opens
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return url
+    if database.startswith("file:") or Path(database).is_absolute():
+        return url
+    return parsed.set(database=str(Path(database).resolve())).render_as_string(
+        hide_password=False
+    )
+
+
 def shown(url: str | URL) -> str:
     """The URL as it may be printed: the password hidden."""
     try:
