@@ -149,7 +149,7 @@ def test_a_refused_call_is_an_exception_the_pipeline_can_catch(
         "return 'sent'"
     )
     path = write_code(code_root, pipeline_code(body), suffix=".pipeline.py")
-    refusal = Refused("send refused: the reach's 'film' context is keyed and the send names no key")
+    refusal = Refused("the reach's 'film' context is keyed and the send names no key")
     answer = runner.run_pipeline(a_pipeline(path), Parent({"send": refusal}))
     assert answer.failure is None
     assert answer.value == {"said": str(refusal), "call": "send", "kind": "Refused"}

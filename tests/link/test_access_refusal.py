@@ -91,7 +91,7 @@ def test_the_room_of_the_bad_rule_is_refused_whatever_the_turn_names(
 ) -> None:
     with pytest.raises(
         Refused,
-        match=r"^access refused: constitution/access\.yaml:19: the rule of bot 'nova' chat "
+        match=r"^constitution/access\.yaml:19: the rule of bot 'nova' chat "
         r"'tg:chat:-1002000000102' did not load \(unknown key 'colour' .*\); access rules fail "
         r"closed, so no bot answers in this chat until the rule is fixed",
     ):
@@ -121,7 +121,7 @@ def test_a_broken_access_yaml_refuses_every_turn(tmp_path: Path, text: str, chat
         for bot in ("nova", "desk", "tutor"):
             with pytest.raises(
                 Refused,
-                match=r"^access refused: constitution/access\.yaml(:\d+)?: .*; access rules fail "
+                match=r"^constitution/access\.yaml(:\d+)?: .*; access rules fail "
                 r"closed, so no bot answers anywhere until the file is fixed",
             ):
                 turn(brain, chat, bot=bot, **kw)

@@ -118,7 +118,7 @@ def test_a_room_access_yaml_refuses_exits_3(
     )
     result = runner.invoke(app, ["mcp", str(brain), "--role", "r"])
     assert (result.exit_code, result.stdout) == (3, "")
-    assert "access refused" in result.stderr
+    assert "refused: constitution/access.yaml" in result.stderr
     assert served == []
 
 

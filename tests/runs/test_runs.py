@@ -77,7 +77,7 @@ def test_a_post_that_could_only_come_back_keyed_fails_the_run_as_refused(runs: R
     model = runs.script("unkeyed", [{"text": "Tonight: Whiplash"}])
     record = runs.json("run", "heartbeat:evening", "--model", model, exit_code=3)
     assert (record["status"], record["refused"]) == ("failed", True)
-    assert "send refused" in record["error"]
+    assert "the message would lose its origin" in record["error"]
     assert '"rating" (keyed by film id)' in record["error"]
     assert record["messages"] == []
 

@@ -80,6 +80,7 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
 
 
 def fail(error: KeelError | str, *, code: int = EXIT_USAGE) -> NoReturn:
-    """Print a one-line error to stderr and exit with `code`."""
-    error_console().print(f"[bold red]error:[/] {error}", markup=True)
+    """Print a one-line error (or refusal) to stderr and exit with `code`."""
+    label = "[bold yellow]refused:[/]" if isinstance(error, Refused) else "[bold red]error:[/]"
+    error_console().print(f"{label} {error}", markup=True)
     raise typer.Exit(code)

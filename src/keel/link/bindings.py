@@ -74,7 +74,7 @@ def effective_bindings(
     """
     refusal = brain.access.room_refusal(conversation.chat)
     if refusal is not None:
-        raise Refused(f"access refused: {refusal}")
+        raise Refused(str(refusal))
     found: dict[str, Binding] = {}
     candidates = access_bindings(brain, conversation) + [
         b for b in stored if covers(b, conversation)

@@ -45,7 +45,7 @@ def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
     conversation = request.conversation
     refusal = brain.access.refusal(conversation.bot, conversation.chat, dm=request.dm)
     if refusal is not None:
-        raise Refused(f"access refused: {refusal}")
+        raise Refused(str(refusal))
     name = request.role
     if name is None and request.run is not None:
         name = find_run(brain, request.run).agent
