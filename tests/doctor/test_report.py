@@ -13,14 +13,16 @@ from tests.conftest import WriteBrain
 from tests.doctor.brains import BEAT, ROLE, doctor
 
 
-def _text(report: Report, *, colour: bool = False) -> str:
+def _text(report: Report, *, colour: bool = False, width: int | None = None) -> str:
+    """The report as printed: one line per finding, or wrapped at `width` like a terminal."""
     out = io.StringIO()
     console = Console(
         file=out,
-        width=400,
+        width=width or 400,
         force_terminal=colour,
         color_system="standard" if colour else None,
         highlight=False,
+        soft_wrap=width is None,
     )
     render(report, console)
     return out.getvalue()
@@ -110,6 +112,16 @@ def test_render_groups_by_group_and_check_and_names_file_line_and_fix(
     assert lines[11].startswith("    note roles: 1 role(s) have no `contexts:` list")
     assert "add `contexts: [...]`" in lines[11]
     assert lines[-1] == "1 fail, 1 warn, 1 note"
+
+
+def test_on_a_terminal_a_long_finding_wraps_under_its_message(write_brain: WriteBrain) -> None:
+    lines = _text(_broken(write_brain), width=60).splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("    fail "))
+    assert len(lines[first].rstrip()) <= 60
+    follow = lines[first + 1]
+    assert follow.startswith(" " * 9)
+    assert follow[9] != " "
+    assert all(len(line.rstrip()) <= 60 for line in lines)
 
 
 def test_render_colours_each_level(write_brain: WriteBrain) -> None:

@@ -113,7 +113,7 @@ def test_a_room_whose_access_rule_failed_is_refused(
     store = Store(engine)
     store.migrate()
     request = TurnRequest(conversation=Conversation(bot="nova", chat="tg:chat:1"), now=NOW)
-    with pytest.raises(Refused, match="^constitution/access.yaml"):
+    with pytest.raises(Refused, match=r"^constitution/access\.yaml"):
         explain(brain, store, request)
 
 

@@ -35,7 +35,7 @@ def test_a_sound_brain_reads_as_doctor_prints_it(tmp_path: Path) -> None:
     text = check(brain, "auditor")
     printed = CliRunner().invoke(app, ["doctor", str(brain)], env={"COLUMNS": "1000"})
     assert printed.exit_code == 0
-    assert text == printed.stdout.rstrip("\n")
+    assert text == "\n".join(line.rstrip() for line in printed.stdout.rstrip("\n").splitlines())
     assert text.splitlines()[0] == "Brain entities"
     assert text.splitlines()[-1].startswith("No problems found")
 

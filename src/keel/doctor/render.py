@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from keel.doctor.findings import GROUPS, LEVELS, Finding, Level, Report
@@ -23,19 +25,33 @@ def render(report: Report, console: Console) -> None:
             if finding.check != check:
                 check = finding.check
                 console.print(Text(f"  {check}", style="bold"))
-            console.print(_line(finding))
+            console.print(_line(finding) if console.soft_wrap else _wrapped(finding))
     console.print()
     console.print(_summary(report))
 
 
 def _line(finding: Finding) -> Text:
-    # Text, not markup: messages quote YAML such as `[run, ask]`, which markup would eat.
+    """A finding on one line, for a console that does not wrap (a file, a tool's answer)."""
     text = Text("    ")
     text.append(f"{finding.level:<4}", style=_STYLE[finding.level])
     text.append(" ")
+    return text.append_text(_said(finding))
+
+
+def _wrapped(finding: Finding) -> Padding:
+    """A finding for a terminal: a message that wraps stays indented under itself."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=4, no_wrap=True)
+    grid.add_column()
+    grid.add_row(Text(finding.level, style=_STYLE[finding.level]), _said(finding))
+    return Padding(grid, (0, 0, 0, 4))
+
+
+def _said(finding: Finding) -> Text:
+    # Text, not markup: messages quote YAML such as `[run, ask]`, which markup would eat.
+    text = Text()
     text.append(f"{finding.where or finding.subject}: ", style="bold")
-    text.append(finding.message)
-    return text
+    return text.append(finding.message)
 
 
 def _summary(report: Report) -> Text:

@@ -88,8 +88,8 @@ def origin_of(
         entries = tuple(replace(e, entity=about_entity) if e is unkeyed[0] else e for e in entries)
     elif replies and len(unkeyed) == len(replies):
         raise Refused(
-            f"the message would lose its origin: a reply to it could only come back keyed, and the run "
-            f"carries no key for {_described(brain, unkeyed)} — send it with about: "
+            "the message would lose its origin: a reply to it could only come back keyed, "
+            f"and the run carries no key for {_described(brain, unkeyed)} — send it with about: "
             "{entity: '<key>'}, or opt out with about: {context: '<id>'}"
         )
     return replace(base, feature=spec.feature, run=run.key, reach=tuple(entries))
