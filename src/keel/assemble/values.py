@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from keel.brain.knobs import ModelLimits
+from keel.brain.specs import RiskClass
 
 Place = Literal["system", "state", "tool", "history", "tail"]
 Speaker = Literal["user", "assistant"]
-Risk = Literal["safe", "moderate", "dangerous"]
-RISKS: tuple[Risk, ...] = ("safe", "moderate", "dangerous")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +45,7 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any] = field(default_factory=dict)
     capability: str = ""
-    risk: Risk = "safe"
+    risk: RiskClass = "safe"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any, TypeVar, get_args
 
 from keel.assemble.values import (
-    RISKS,
     Assembly,
     Fit,
     Message,
@@ -25,6 +24,7 @@ from keel.assemble.values import (
     Usage,
 )
 from keel.brain.knobs import ModelLimits
+from keel.brain.specs import RISK_CLASSES
 from keel.errors import StoreError
 
 Json = dict[str, Any]
@@ -107,7 +107,7 @@ def _tool(data: Json) -> ToolSpec:
         description=data["description"],
         parameters=data["parameters"],
         capability=data["capability"],
-        risk=_word(data["risk"], RISKS, "a tool's risk"),
+        risk=_word(data["risk"], RISK_CLASSES, "a tool's risk"),
     )
 
 
