@@ -271,3 +271,19 @@ def test_state_apply_fills_a_new_sqlite_file(tmp_path: Path) -> None:
     assert json.loads(applied.stdout)["applied"][0] == "state/10_billing.sql"
     turn = keel.turn("--bot", "nova", "--chat", FAMILY)
     assert sorted(turn.column("shopping", "home_shopping_open")) == ["1", "3", "4", "5"]
+
+
+def test_attach_and_open_take_a_comma_list_like_reach(keel: Keel) -> None:
+    def pairs(*flags: str) -> list[tuple[str, str, str]]:
+        data = keel.json("turn", "--bot", "desk", "--chat", SHOPPER, *flags, "--input", "hi")
+        return [(a["context"], a["entity"], a["link"]) for a in data["attached"]]
+
+    listed = pairs("--attach", "ticket=T-479, ticket=T-480", "--open", "client=acme")
+    repeated = pairs(
+        "--attach", "ticket=T-479", "--attach", "ticket=T-480", "--open", "client=acme"
+    )
+    assert listed == repeated
+    assert ("ticket", "T-480", "code") in listed
+    bad = keel.invoke("turn", "--attach", "ticket=T-1,=x")
+    assert bad.exit_code == 2
+    assert "--attach '=x': write CTX or CTX=KEY" in bad.output

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from keel.brain.specs import ReachEntry
 from keel.cli.app import EXIT_OVERFLOW, app, console, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
@@ -47,12 +48,22 @@ ReplyToOpt = Annotated[
     list[str] | None, typer.Option("--reply-to", help="A message this turn replies to.")
 ]
 AttachOpt = Annotated[
-    list[str] | None, typer.Option("--attach", help="A code link: CTX[=KEY] (repeatable).")
+    list[str] | None,
+    typer.Option("--attach", help="Code links: CTX[=KEY], comma-separated or repeated."),
 ]
 OpenOpt = Annotated[
     list[str] | None,
-    typer.Option("--open", help="The agent's context_open: CTX[=KEY] (repeatable)."),
+    typer.Option(
+        "--open", help="The agent's context_open calls: CTX[=KEY], comma-separated or repeated."
+    ),
 ]
+
+
+def parse_entries(given: list[str] | None, flag: str) -> tuple[ReachEntry, ...]:
+    """Every `CTX[=KEY]` of a repeatable flag, each value possibly a comma-separated list."""
+    return tuple(
+        parse_entry(part, flag) for text in given or () for part in text.split(",") if part.strip()
+    )
 
 
 def build_request(
@@ -82,8 +93,8 @@ def build_request(
         run=parse_run(run),
         entity=entity,
         reach=parse_reach(reach),
-        attach=tuple(parse_entry(a, "--attach") for a in attach or ()),
-        open=tuple(parse_entry(o, "--open") for o in open_ or ()),
+        attach=parse_entries(attach, "--attach"),
+        open=parse_entries(open_, "--open"),
     )
 
 
