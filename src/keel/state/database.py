@@ -57,9 +57,7 @@ def anchored(url: str) -> str:
         return url
     if database.startswith("file:") or Path(database).is_absolute():
         return url
-    return parsed.set(database=str(Path(database).resolve())).render_as_string(
-        hide_password=False
-    )
+    return parsed.set(database=str(Path(database).resolve())).render_as_string(hide_password=False)
 
 
 def shown(url: str | URL) -> str:
