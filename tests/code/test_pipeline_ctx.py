@@ -237,5 +237,5 @@ def test_a_send_or_a_card_without_a_chat_leaves_it_to_the_run() -> None:
     run(keel, both)
     assert [a["args"] for a in keel.asks] == [
         {"chat": None, "text": "hello", "about": None},
-        {"chat": None, "text": "ok?"},
+        {"chat": None, "text": "ok?", "about": None},
     ]

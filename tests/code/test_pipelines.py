@@ -108,7 +108,7 @@ def test_every_ctx_call_is_carried_out_by_the_caller_in_order(
             },
         ),
         ("send", {"chat": "tg:chat:7", "text": "Hello p_912", "about": {"entity": "p_912"}}),
-        ("request_approval", {"chat": "tg:chat:7", "text": "Send the offer?"}),
+        ("request_approval", {"chat": "tg:chat:7", "text": "Send the offer?", "about": None}),
         ("await_approval", {"card": "card-1"}),
         (
             "unbind_context",

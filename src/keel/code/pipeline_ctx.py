@@ -222,12 +222,16 @@ class PipelineCtx:
         }
         return await self._bridge.ask("send", args)
 
-    async def request_approval(self, *, text: str, chat: str | None = None) -> Any:
+    async def request_approval(
+        self, *, text: str, chat: str | None = None, about: Mapping[str, Any] | None = None
+    ) -> Any:
         """Post an approval card in `chat` (the run's own when None); its id, for
-        `await_approval`."""
+        `await_approval`. `about` keys the card as for `send`, so a reply to it comes back
+        about that entity."""
         args = {
             "chat": _text("request_approval", "chat", chat, optional=True),
             "text": _text("request_approval", "text", text),
+            "about": _about(about),
         }
         return await self._bridge.ask("request_approval", args)
 

@@ -27,7 +27,9 @@ async def run(ctx, vars):
     )
     draft = said(answer)
     card = await ctx.request_approval(
-        chat=OWNER_CHAT, text=f"First message to {prospect}, to send as written:\n\n{draft}"
+        chat=OWNER_CHAT,
+        text=f"First message to {prospect}, to send as written:\n\n{draft}",
+        about={"entity": prospect},  # the owner's reply to the card is about this prospect
     )
     if not await ctx.await_approval(card):
         return {"sent": False, "prospect": prospect}
