@@ -13,6 +13,7 @@ the journal, and `keel approve` (or a worker, once the card is decided) finishes
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import signal
@@ -413,7 +414,7 @@ def worker(
         stop = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             if threading.current_thread() is threading.main_thread():
-                signal.signal(sig, lambda *_: stop.set())
+                signal.signal(sig, stop_on_signal(stop))
         say = None if as_json else (lambda line: console().print(line))
         engine = Engine(brain, db, watch=not until_idle)
         try:
@@ -440,6 +441,21 @@ def worker(
             os._exit(0)
 
     guard(as_json, body)
+
+
+def stop_on_signal(stop: threading.Event) -> Callable[[int, Any], None]:
+    """A signal handler that sets `stop` without waiting on it.
+
+    Python runs a handler in the main thread between two bytecodes — possibly inside
+    `stop.wait()`, holding the event's lock — so `stop.set()` right there could wait for
+    that lock forever. A new low-level thread (no `threading` lock taken to start it) sets
+    it instead.
+    """
+
+    def handler(_signum: int, _frame: Any) -> None:
+        _thread.start_new_thread(stop.set, ())
+
+    return handler
 
 
 @app.command()
