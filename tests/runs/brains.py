@@ -1,7 +1,8 @@
 """A small brain whose heartbeats, hooks and scenarios exercise every kind of run step.
 
 - `news/daily` (heartbeat, role `news`): reaches `topic`, whose code half logs each call
-  of its `render` to `code-calls.log` at the brain's root, so a test can count them;
+  of its `render` to `code-calls.log` in the folder named `brain` it runs under (the brain
+  itself, or above the snapshot a run reads), so a test can count them;
 - `film/evening` (heartbeat, role `critic`): reaches `rating`, a reply context keyed by
   film id — its post must say which film it is about (`about: {entity}`);
 - `desk/ticket-opened` (hook on `ticket.opened`, role `desk`): its gate keys the fire's
@@ -37,7 +38,8 @@ from keel.code import define_context
 
 
 def render(entity, ctx):
-    log = Path(__file__).resolve().parents[2] / "code-calls.log"
+    here = Path(__file__).resolve()
+    log = next(p for p in here.parents if p.name == "brain") / "code-calls.log"
     with log.open("a", encoding="utf-8") as out:
         out.write("topic.render\\n")
     return [{"key": "level", "text": "The river is high."}]

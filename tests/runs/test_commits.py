@@ -188,7 +188,25 @@ def test_without_a_repository_the_pin_is_the_content_hash(plain: Path) -> None:
     assert pin.id.startswith("sha256:")
     assert len(pin.id) == len("sha256:") + 64
     assert pin.label == pin.id
-    assert snapshot(plain, pin) == plain.resolve()
+
+
+def test_a_content_pin_reads_a_copy_of_the_files_it_hashed(plain: Path, tmp_path: Path) -> None:
+    pin = brain_commit(plain)
+    copy = snapshot(plain, pin, tmp_path / "cache")
+    assert copy != plain.resolve()
+    assert content_hash(copy) == pin.id
+    (plain / CONTEXT).write_text(context("Edited."), encoding="utf-8")
+    assert snapshot(plain, pin, tmp_path / "cache") == copy
+    assert "Edited." not in (copy / CONTEXT).read_text(encoding="utf-8")
+
+
+def test_a_content_pin_whose_files_changed_before_any_copy_is_an_error(
+    plain: Path, tmp_path: Path
+) -> None:
+    pin = brain_commit(plain)
+    (plain / CONTEXT).write_text(context("Edited."), encoding="utf-8")
+    with pytest.raises(CommitError, match="no longer those this run started on"):
+        snapshot(plain, pin, tmp_path / "cache")
 
 
 def test_touching_a_file_keeps_the_hash_and_changing_it_does_not(plain: Path) -> None:
@@ -246,7 +264,22 @@ def test_a_pin_round_trips_through_json(brain: Path) -> None:
     (brain / CONTEXT).write_text(context("Edited."), encoding="utf-8")
     pin = brain_commit(brain)
     assert Pin.from_json(pin.to_json()) == pin
-    assert pin.to_json() == {"kind": "git", "id": pin.id, "path": "brains/desk", "dirty": True}
+    assert pin.to_json() == {
+        "kind": "git",
+        "id": pin.id,
+        "path": "brains/desk",
+        "dirty": True,
+        "tree": content_hash(brain),
+    }
+
+
+def test_a_dirty_pin_reads_the_edits_it_started_with(brain: Path, tmp_path: Path) -> None:
+    (brain / CONTEXT).write_text(context("Edited."), encoding="utf-8")
+    pin = brain_commit(brain)
+    copy = snapshot(brain, pin, tmp_path / "cache")
+    (brain / CONTEXT).write_text(context("Edited again."), encoding="utf-8")
+    assert "Edited." in (copy / CONTEXT).read_text(encoding="utf-8")
+    assert snapshot(brain, pin, tmp_path / "cache") == copy
 
 
 @pytest.mark.parametrize(
@@ -257,6 +290,7 @@ def test_a_pin_round_trips_through_json(brain: Path) -> None:
         pytest.param({"kind": "git", "id": "HEAD"}, id="sha"),
         pytest.param({"kind": "content", "id": "sha256:xyz"}, id="hash"),
         pytest.param({"kind": "git", "id": "a" * 40, "dirty": "yes"}, id="dirty"),
+        pytest.param({"kind": "git", "id": "a" * 40, "tree": "HEAD"}, id="tree"),
     ],
 )
 def test_what_is_not_a_pin_is_refused(data: object) -> None:

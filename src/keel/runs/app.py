@@ -170,18 +170,19 @@ class Runtime:
             return (self._running | set(run_ids)) <= self._parked
 
     def engine_for(self, pin: Pin | None) -> Engine:
-        """The engine of the brain as a pin has it (the live brain for none, or a content
-        pin, whose files are the working tree's)."""
-        if pin is None or pin.kind != "git":
+        """The engine of the brain as a pin has it: its snapshot's (the live brain for
+        none)."""
+        if pin is None:
             return self.engine
         from keel.runs.commits import snapshot
 
+        key = pin.files or pin.id
         with _lock:
-            found = self._pinned.get(pin.id)
+            found = self._pinned.get(key)
             if found is None:
                 root = snapshot(self.engine.source.root, pin)
                 found = Engine(root, self.engine.url, counter=self.engine.counter, watch=False)
-                self._pinned[pin.id] = found
+                self._pinned[key] = found
             return found
 
     def close(self) -> None:

@@ -10,16 +10,16 @@ life, replays included, while new runs and chat turns read the working tree.
   git (no repository, no git program, a repository with no commit yet, or one whose
   commit does not hold the brain) it is a hash of the content of the files the loader
   reads: the same bytes give the same hash, whatever their times.
-- `snapshot(root, pin)` gives the directory to load the pinned brain from. For a commit,
-  the brain directory as that commit has it, extracted once with `git archive` into a
-  cache (`<brain>/.keel/commits/<sha>/` by default) and reused by every later call; the
-  extraction goes to a temporary directory renamed into place, so a reader never sees half
-  a snapshot and two processes extracting at once both end with the same one. A content
-  pin has no other copy to read: its directory is the brain itself.
+- `snapshot(root, pin)` gives the directory to load the pinned brain from. For a clean
+  commit, the brain directory as that commit has it, extracted once with `git archive`
+  into a cache (`<brain>/.keel/commits/<sha>/` by default). For a content pin, or a commit
+  with edits not yet committed (`dirty`), a copy of the working files as they were when
+  the run started, named by their content hash (`.../tree-<hex>/`): a run started to try
+  an edit reads that edit, and keeps reading it after the next one. Either is made once,
+  in a temporary directory renamed into place, so a reader never sees half a snapshot and
+  two processes making the same one both end with it.
 
-A commit pin reads the commit, not the working tree: edits that are not committed reach a
-run only once they are (`dirty` says a run started with such edits). Both functions are
-plain calls of the `git` program; nothing here needs a library. `Pin.to_json` is
+Git is a plain call of the `git` program; nothing here needs a library. `Pin.to_json` is
 JSON-native, so a durable workflow can journal it and a replay read it back.
 """
 
@@ -64,13 +64,22 @@ class Pin:
 
     `id` is the commit's sha (`git`) or `sha256:<hex>` (`content`); `path` is the brain's
     directory inside the repository, POSIX, "" at its top; `dirty` says the brain's files
-    differed from the commit when the pin was taken.
+    differed from the commit when the pin was taken, and `tree` is then their content hash
+    (what the run reads).
     """
 
     kind: PinKind
     id: str
     path: str = ""
     dirty: bool = False
+    tree: str = ""
+
+    @property
+    def files(self) -> str | None:
+        """The content hash of the working files the run reads; None: it reads a commit."""
+        if self.kind == "content":
+            return self.id
+        return self.tree or None
 
     @property
     def label(self) -> str:
@@ -81,7 +90,15 @@ class Pin:
 
     def to_json(self) -> dict[str, Any]:
         """The pin as JSON-native values (what a workflow step journals)."""
-        return {"kind": self.kind, "id": self.id, "path": self.path, "dirty": self.dirty}
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "id": self.id,
+            "path": self.path,
+            "dirty": self.dirty,
+        }
+        if self.tree:
+            data["tree"] = self.tree
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> Pin:
@@ -89,7 +106,7 @@ class Pin:
         if not isinstance(data, dict):
             raise CommitError(f"a pin is a mapping, got {type(data).__name__} — pass to_json()")
         kind, ident = data.get("kind"), data.get("id")
-        path, dirty = data.get("path", ""), data.get("dirty", False)
+        path, dirty, tree = data.get("path", ""), data.get("dirty", False), data.get("tree", "")
         shape = {"git": _SHA, "content": _CONTENT}.get(kind) if isinstance(kind, str) else None
         if (
             shape is None
@@ -97,12 +114,15 @@ class Pin:
             or not shape.match(ident)
             or not isinstance(path, str)
             or not isinstance(dirty, bool)
+            or not (tree == "" or (isinstance(tree, str) and _CONTENT.match(tree)))
         ):
             raise CommitError(
                 f"{data!r} is not a pin — expected kind 'git' with a commit sha or 'content' "
                 "with sha256:<hex>, as Pin.to_json() writes"
             )
-        return cls(kind="git" if kind == "git" else "content", id=ident, path=path, dirty=dirty)
+        return cls(
+            kind="git" if kind == "git" else "content", id=ident, path=path, dirty=dirty, tree=tree
+        )
 
 
 def brain_commit(root: Path) -> Pin:
@@ -113,6 +133,8 @@ def brain_commit(root: Path) -> Pin:
     that runs are not pinned to commits as intended.
     """
     root = check_root(root)
+    if not _in_repository(root):
+        return _content_pin(root)  # no git process to start for a brain outside any repository
     # The common case in one call: a work tree, its HEAD, and the brain in it (`HEAD:./` is
     # the brain's own directory at HEAD). Any failure is sorted out step by step below.
     try:
@@ -148,7 +170,15 @@ def brain_commit(root: Path) -> Pin:
 
 def _git_pin(root: Path, *, sha: str, prefix: str) -> Pin:
     changed = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *TOPS).stdout
-    return Pin(kind="git", id=sha, path=prefix, dirty=bool(changed))
+    if not changed:
+        return Pin(kind="git", id=sha, path=prefix)
+    return Pin(kind="git", id=sha, path=prefix, dirty=True, tree=content_hash(root))
+
+
+def _in_repository(root: Path) -> bool:
+    """Whether a `.git` is in the brain's directory or above it (git's own search, without
+    starting git: most brains outside a repository never pay for a process)."""
+    return any((folder / ".git").exists() for folder in (root, *root.parents))
 
 
 def content_hash(root: Path) -> str:
@@ -157,7 +187,12 @@ def content_hash(root: Path) -> str:
     Times play no part, so touching a file changes nothing; a file that cannot be read
     counts by its reason, so a broken link is part of what the brain is.
     """
-    root = check_root(root)
+    return _hashed(check_root(root), copy_to=None)
+
+
+def _hashed(root: Path, *, copy_to: Path | None) -> str:
+    """The content hash of the brain at `root`, copying each readable file into `copy_to`
+    on the way (so the copy holds exactly the bytes the hash covers)."""
     files, _ = scan(root)
     total = hashlib.sha256()
     for rel in sorted(files):
@@ -165,6 +200,11 @@ def content_hash(root: Path) -> str:
             data = read_file(str(root), rel)
         except ContentError as exc:
             data = b"\0unreadable: " + exc.reason.encode("utf-8", "replace")
+        else:
+            if copy_to is not None:
+                target = copy_to.joinpath(*rel.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
         total.update(rel.encode("utf-8", "surrogateescape") + b"\0")
         total.update(hashlib.sha256(data).digest())
     return CONTENT_PREFIX + total.hexdigest()
@@ -178,21 +218,30 @@ def snapshot(root: Path, pin: Pin, cache: Path | None = None) -> Path:
     (it was garbage-collected after a rebase, say).
     """
     root = check_root(root)
-    if pin.kind == "content":
-        return root
+    folder = cache if cache is not None else root.joinpath(*CACHE_DIR)
+    files = pin.files
+    if files is not None:
+        return _cached(folder, f"tree-{files.removeprefix(CONTENT_PREFIX)}", root, pin)
     if not _SHA.match(pin.id) or ".." in pin.path.split("/"):
         raise CommitError(
             f"{pin.id!r} at {pin.path!r} is not a commit and path git can read — pass a pin "
             "from brain_commit()"
         )
-    folder = cache if cache is not None else root.joinpath(*CACHE_DIR)
-    target = folder / pin.id
+    return _cached(folder, pin.id, root, pin)
+
+
+def _cached(folder: Path, name: str, root: Path, pin: Pin) -> Path:
+    """The snapshot `folder/name`, made now (atomically) unless it is there already."""
+    target = folder / name
     if target.is_dir():
         return target
     folder.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{pin.id[:12]}-", dir=folder))
+    work = Path(tempfile.mkdtemp(prefix=f".{name[:12]}-", dir=folder))
     try:
-        _extract(root, pin, work)
+        if pin.files is None:
+            _extract(root, pin, work)
+        else:
+            _copy(root, pin.files, work)
         try:
             work.rename(target)
         except OSError:
@@ -203,6 +252,14 @@ def snapshot(root: Path, pin: Pin, cache: Path | None = None) -> Path:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def _copy(root: Path, files: str, into: Path) -> None:
+    if _hashed(root, copy_to=into) != files:
+        raise CommitError(
+            f"{root}: the brain's files are no longer those this run started on ({files[:19]}…) "
+            "and no copy of them was kept — start the run again"
+        )
 
 
 def _extract(root: Path, pin: Pin, into: Path) -> None:
