@@ -35,7 +35,7 @@ from keel.runs.codec import (
     step_of,
 )
 from keel.runs.context import RunContext, RunModel
-from keel.runs.journal import Done, Marking, durable, now, once, recorded, write_step
+from keel.runs.journal import Done, Marking, durable, nothing, now, once, recorded, write_step
 from keel.runtime.loop import Prepare, TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, UsageRow
@@ -290,15 +290,11 @@ def send(
         }
         return Done(output={"message": message}, detail=f"sent {message_id}", turn_id=turn_id)
 
-    data = durable("send", lambda: once(context.store, context.run_id, seq, "send", _none, write))
+    data = durable("send", lambda: once(context.store, context.run_id, seq, "send", nothing, write))
     if "refused" in data:
         raise RunFailed(data["refused"], refused=True)
     message: dict[str, Any] = data["message"]
     return message
-
-
-def _none() -> None:
-    return None
 
 
 def _conversation(prepared: PreparedTurn, context: RunContext) -> Conversation:

@@ -31,7 +31,7 @@ from keel.brain.specs import RoleSpec
 from keel.errors import Refused, UsageError
 from keel.link.values import Conversation, Origin
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, durable, now, once
+from keel.runs.journal import Done, durable, nothing, now, once
 from keel.runtime.loop import Approve, Verdict
 from keel.store import Tx
 from keel.store.run_values import CardRow, CardStatus
@@ -130,14 +130,8 @@ def approval_card(
         tx.set_run_status(context.run_id, "waiting", asked)
         return Done(output=card_json(card), detail=f"card {card_id}: {card.summary}")
 
-    data = durable(
-        "card", lambda: once(context.store, context.run_id, seq, "card", _nothing, write)
-    )
+    data = durable("card", lambda: once(context.store, context.run_id, seq, "card", nothing, write))
     return card_of(data)
-
-
-def _nothing() -> None:
-    return None
 
 
 def wait(context: RunContext, card: CardRow) -> Verdict:
@@ -161,7 +155,7 @@ def wait(context: RunContext, card: CardRow) -> Verdict:
 
     data = durable(
         "decision",
-        lambda: once(context.store, context.run_id, seq, "decision", _nothing, write),
+        lambda: once(context.store, context.run_id, seq, "decision", nothing, write),
     )
     return verdict(card, data["status"])
 
@@ -234,6 +228,26 @@ def wake(card: CardRow) -> None:
     from dbos import DBOS
 
     DBOS.send(card.run_id, {"card": card.id}, topic=card.id, idempotency_key=f"{card.id}:woken")
+
+
+def wake_decided(store: Store) -> list[str]:
+    """Wake every waiting run whose card was decided where no runtime could wake it (a
+    reply recorded by a chat turn, the service's turn route); the cards woken.
+
+    Waking is idempotent, so a card woken already, or by two workers at once, wakes its
+    run once.
+    """
+    with store.transaction() as tx:
+        waiting = tx.runs(status="waiting", limit=1000)
+        decided = [
+            card
+            for run in waiting
+            for card in tx.cards(run_id=run.id)
+            if card.status in ("approved", "denied")
+        ]
+    for card in decided:
+        wake(card)
+    return [card.id for card in decided]
 
 
 def card_json(card: CardRow) -> dict[str, Any]:

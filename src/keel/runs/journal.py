@@ -58,6 +58,10 @@ def recorded(store: Store, run_id: str, seq: int) -> StepRow | None:
         return tx.step(run_id, seq)
 
 
+def nothing() -> None:
+    """The `compute` of a step whose work is all in its write."""
+
+
 def once(
     store: Store,
     run_id: str,
@@ -69,11 +73,13 @@ def once(
     """Run a step's body once: `compute` outside any transaction (it may call brain code
     or a model), then `write` its effect and the step's row in one transaction.
 
-    A step whose row says it is done returns the result kept there instead.
+    A step whose row says it is done returns the result kept there instead. A step that
+    computes `nothing` skips the look before it: the write's own transaction looks.
     """
-    found = recorded(store, run_id, seq)
-    if found is not None and found.status == "done":
-        return found.output
+    if compute is not nothing:
+        found = recorded(store, run_id, seq)
+        if found is not None and found.status == "done":
+            return found.output
     started = now()
     computed = compute()
     with store.transaction() as tx:

@@ -34,7 +34,7 @@ from keel.link.values import Conversation, TurnRequest
 from keel.runs.agent import RunFailed, agent_turn, send
 from keel.runs.approvals import approval_card, wait
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, durable, once
+from keel.runs.journal import Done, durable, nothing, once
 from keel.store import Tx
 from keel.tools.binding import bind_context, unbind_context, where
 
@@ -160,7 +160,7 @@ def _binding(context: RunContext, args: Mapping[str, Any], *, bind: bool) -> Any
             return Done(output={"refused": str(exc)}, detail=f"refused: {exc}", status="failed")
         return Done(output={"said": said}, detail=said)
 
-    data = durable(name, lambda: once(context.store, context.run_id, seq, name, _nothing, write))
+    data = durable(name, lambda: once(context.store, context.run_id, seq, name, nothing, write))
     if "refused" in data:
         raise RunFailed(data["refused"], refused=True)
     return data["said"]
@@ -200,10 +200,6 @@ def _await_approval(context: RunContext, args: Mapping[str, Any]) -> Any:
     if found is None or found.run_id != context.run_id:
         raise UsageError(f"no approval card {card_id!r} in this run")
     return wait(context, found).approved
-
-
-def _nothing() -> None:
-    return None
 
 
 HANDLERS: dict[str, Handler] = {

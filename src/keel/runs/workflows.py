@@ -29,7 +29,7 @@ from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, durable, now, once
+from keel.runs.journal import Done, durable, nothing, now, once
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -189,7 +189,7 @@ def finish(context: RunContext, failure: Failure | None) -> None:
 
     durable(
         "finish",
-        lambda: once(context.store, order.id, seq, "finish", lambda: None, write),
+        lambda: once(context.store, order.id, seq, "finish", nothing, write),
     )
 
 
