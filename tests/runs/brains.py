@@ -10,7 +10,8 @@
 - `guard/guarded` and `guard/hasty` (heartbeats): their roles need a person's approval to
   send a message, the first for an hour, the second for a second;
 - `outreach/first-touch` (scenario): a pipeline that asks an agent for a draft, asks for
-  approval, sends it keyed and binds the prospect's chat.
+  approval, sends it keyed and binds the prospect's chat; `outreach/blurt` sends unkeyed,
+  which its reach refuses.
 """
 
 from __future__ import annotations
@@ -127,12 +128,28 @@ async def run(ctx, vars):
     if not prospect or not chat:
         raise TerminalError("first-touch needs vars prospect and chat")
     answer = await ctx.run_agent(agent="sdr", entity=prospect, prompt="Draft the first touch.")
-    card = await ctx.request_approval(chat="tg:user:1", text="Send this? " + answer["text"])
+    card = await ctx.request_approval(
+        chat="tg:user:1", text="Send this? " + answer["text"], about={"entity": prospect}
+    )
     if not await ctx.await_approval(card):
         return {"sent": False}
     await ctx.send(chat=chat, text=answer["text"], about={"entity": prospect})
     await ctx.bind_context(context="prospect", entity=prospect, chat=chat)
     return {"sent": True}
+
+
+pipeline = define_pipeline(run)
+""",
+    "features/outreach/blurt.scenario.md": (
+        "---\ndescription: Says hello to nobody in particular.\nagent: owner\nbot: nova\n"
+        "chat: tg:user:1\n---\nSay hello.\n"
+    ),
+    "features/outreach/blurt.pipeline.py": """
+from keel.code import define_pipeline
+
+
+async def run(ctx, vars):
+    await ctx.send(text="Hello!")  # a prospect's reply would come back without its key
 
 
 pipeline = define_pipeline(run)

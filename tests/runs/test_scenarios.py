@@ -14,6 +14,9 @@ def test_a_pipeline_drafts_asks_sends_keyed_and_binds(runs: Runs) -> None:
     [card] = record["cards"]
     assert card["tool"] == "request_approval"
     assert card["summary"] == "Send this? Hello p_1, a short note."
+    # The card is about the prospect: the owner's reply to it comes back with their key.
+    [asked] = [m for m in record["messages"] if m["message_id"] == card["id"]]
+    assert asked["origin"]["reach"] == [{"context": "prospect", "entity": "p_1"}]
     [turn] = record["turns"]
     assert (turn["role"], [(a["context"], a["entity"]) for a in turn["attached"]]) == (
         "sdr",
@@ -45,3 +48,10 @@ def test_a_terminal_error_fails_the_run_with_its_message(runs: Runs) -> None:
     record = runs.json("scenario", "first-touch", "--vars", "{}", "--model", "none", exit_code=1)
     assert record["status"] == "failed"
     assert "first-touch needs vars prospect and chat" in record["error"]
+
+
+def test_a_refusal_the_pipeline_does_not_catch_is_the_runs_refusal(runs: Runs) -> None:
+    record = runs.json("scenario", "blurt", "--model", "none", exit_code=3)
+    assert (record["status"], record["refused"]) == ("failed", True)
+    assert "the message would lose its origin" in record["error"]
+    assert record["messages"] == []

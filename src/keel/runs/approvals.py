@@ -37,7 +37,7 @@ from keel.store import Tx
 from keel.store.run_values import CardRow, CardStatus
 from keel.store.store import Store
 from keel.tools.registry import Registry, Tool
-from keel.tools.send import record_send
+from keel.tools.send import origin_of, record_send
 
 _YES = {"yes", "y", "ok", "okay", "approve", "approved", "go", "sure", "ja", "oui", "si"}
 _NO = {"no", "n", "deny", "denied", "stop", "cancel", "nee", "non", "nein"}
@@ -88,9 +88,11 @@ def approval_card(
     arguments: Mapping[str, Any] | None = None,
     risk: str = "",
     capability: str = "",
+    about: Mapping[str, Any] | None = None,
 ) -> CardRow:
     """Post a card asking `text` to the run's chat (or `conversation`) and record it; the
-    run is `waiting` until its decision (a durable step)."""
+    run is `waiting` until its decision (a durable step). `about` keys the card's origin
+    as it keys a send (`{entity}` or `{context}`), under the same rules."""
     plan = context.planned
     seq = context.next_seq()
     card_id = context.message_id(seq)
@@ -114,17 +116,30 @@ def approval_card(
             asked_at=asked,
             timeout_at=asked + timedelta(seconds=plan.timeout_s),
         )
-        origin = Origin(
-            bot=where.bot,
-            chat=where.chat,
-            thread=where.thread,
-            message_id=card_id,
-            sent_at=asked,
-            feature=plan.feature,
-            run=plan.ref.key,
-            reach=plan.reach,
-            pending_card=True,
-        )
+        if about:
+            origin = origin_of(
+                context.brain,
+                conversation=where,
+                message_id=card_id,
+                sent_at=asked,
+                run=plan.ref,
+                reach=plan.reach,
+                about_entity=about.get("entity"),
+                about_context=about.get("context"),
+                pending_card=True,
+            )
+        else:  # a card the agent's call raised: its origin is the run's reach, as it stands
+            origin = Origin(
+                bot=where.bot,
+                chat=where.chat,
+                thread=where.thread,
+                message_id=card_id,
+                sent_at=asked,
+                feature=plan.feature,
+                run=plan.ref.key,
+                reach=plan.reach,
+                pending_card=True,
+            )
         record_send(tx, origin, f"{text} [card {card_id}]")
         tx.record_card(card)
         tx.set_run_status(context.run_id, "waiting", asked)

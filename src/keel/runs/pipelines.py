@@ -28,7 +28,7 @@ from typing import Any
 
 from keel.brain.specs import ReachEntry
 from keel.code.pipelines import PipelineCall
-from keel.errors import KeelError, UsageError
+from keel.errors import KeelError, Refused, UsageError
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, TurnRequest
 from keel.runs.agent import RunFailed, agent_turn, send
@@ -62,15 +62,28 @@ def run_scenario(context: RunContext) -> Any:
         started_at=datetime.fromisoformat(context.order.at),
     )
 
+    last_refused = [False]  # whether the latest ctx call was refused
+
     def on_call(name: str, args: Mapping[str, Any]) -> Any:
         handler = HANDLERS.get(name)
         if handler is None:
             raise UsageError(f"a pipeline has no ctx.{name}")
-        return handler(context, args)
+        last_refused[0] = False
+        try:
+            return handler(context, args)
+        except (Refused, RunFailed) as exc:
+            last_refused[0] = isinstance(exc, Refused) or exc.refused
+            raise
 
     answer = context.engine.runner().run_pipeline(call, on_call)
     if answer.failure is not None:
-        raise RunFailed(f"the pipeline of {entity.key} failed: {answer.failure}")
+        # A refusal the pipeline let through is the run's refusal, as an agent's would be.
+        refused = (
+            last_refused[0]
+            and answer.failure.kind == "raise"
+            and "raised CallFailed" in answer.failure.reason
+        )
+        raise RunFailed(f"the pipeline of {entity.key} failed: {answer.failure}", refused=refused)
     return answer.value
 
 
@@ -187,7 +200,10 @@ def _request_approval(context: RunContext, args: Mapping[str, Any]) -> Any:
     text = args.get("text")
     if not isinstance(text, str) or not text.strip():
         raise UsageError("request_approval takes text= (what the person is asked)")
-    card = approval_card(context, text, conversation=_place(context, args))
+    about = args.get("about") or {}
+    if not isinstance(about, dict):
+        raise UsageError("request_approval's about is {entity} or {context}")
+    card = approval_card(context, text, conversation=_place(context, args), about=about)
     return card.id
 
 

@@ -72,8 +72,9 @@ def _execute(context: RunContext) -> dict[str, Any]:
         return outcome(context, started)
     context.plan = started
     failure: Failure | None = None
+    result: Any = None
     try:
-        work(context)
+        result = work(context)
     except RunFailed as exc:
         failure = Failure(error=str(exc), refused=exc.refused)
     except KeelError as exc:
@@ -83,7 +84,7 @@ def _execute(context: RunContext) -> dict[str, Any]:
     except Exception as exc:  # a provider's error, or a bug: the run fails and says which
         LOG.exception("run %s failed", order.id)
         failure = Failure(error=f"{type(exc).__name__}: {exc}")
-    finish(context, failure)
+    finish(context, failure, result)
     return outcome(context, failure)
 
 
@@ -148,15 +149,14 @@ def start(context: RunContext) -> RunPlan | Failure:
     return RunPlan.from_json(data["plan"])
 
 
-def work(context: RunContext) -> None:
-    """The run's work: its pipeline, or one agent turn."""
+def work(context: RunContext) -> Any:
+    """The run's work: its pipeline (what it returned), or one agent turn (None)."""
     plan = context.planned
     if plan.ref.kind == "scenario":
         from keel.runs.pipelines import has_pipeline, run_scenario
 
         if has_pipeline(context):
-            run_scenario(context)
-            return
+            return run_scenario(context)
     from keel.link.values import TurnRequest
 
     request = TurnRequest(
@@ -170,12 +170,14 @@ def work(context: RunContext) -> None:
         from keel.runs.agent import prepare_only
 
         prepare_only(context, request)
-        return
+        return None
     agent_turn(context, request)
+    return None
 
 
-def finish(context: RunContext, failure: Failure | None) -> None:
-    """Step `finish`: the run is done, or failed and why."""
+def finish(context: RunContext, failure: Failure | None, result: Any = None) -> None:
+    """Step `finish`: the run is done (with what its pipeline returned), or failed and
+    why."""
     seq = context.next_seq()
     order = context.order
     error = failure.error if failure is not None else None
@@ -184,7 +186,7 @@ def finish(context: RunContext, failure: Failure | None) -> None:
     def write(tx: Tx, _: None) -> Done:
         status: RunStatus = "failed" if failure is not None else "done"
         tx.set_run_status(order.id, status, now(), error=error, executor=context.runtime.executor)
-        output = {"status": status, "error": error, "refused": refused}
+        output = {"status": status, "error": error, "refused": refused, "result": result}
         return Done(output=output, detail=error or "")
 
     durable(
