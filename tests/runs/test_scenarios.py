@@ -32,6 +32,10 @@ def test_a_pipeline_drafts_asks_sends_keyed_and_binds(runs: Runs) -> None:
     assert sent[0]["origin"]["reach"] == [{"context": "prospect", "entity": "p_1"}]
     bound = runs.engine.bindings("tg:user:501")
     assert [(b.context, b.entity) for b in bound] == [("prospect", "p_1")]
+    # The agent's prompt was the pipeline's, not the owner's: the owner's chat never saw it.
+    said = [m.text for m in runs.engine.history("tg:user:1")]
+    assert "Draft the first touch." not in said
+    assert "Send this? Hello p_1, a short note." in " ".join(said)
 
 
 def test_a_denied_draft_is_not_sent(runs: Runs) -> None:

@@ -118,7 +118,9 @@ def _prepare(
     fitted, read = fit_read(brain, role, result.links, tx.connection, tenant, rendered.answers)
     renders = _renders(brain, role, tx, tenant)
     history, older = read_history(tx, conversation, stored.turn)
-    if request.input:
+    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
+    # something a person said in the chat: later turns there must not read it as history.
+    if request.input and request.run is None:
         tx.record_message(
             conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
         )
