@@ -19,7 +19,7 @@ def _text(report: Report, *, colour: bool = False, width: int | None = None) -> 
     console = Console(
         file=out,
         width=width or 400,
-        force_terminal=colour,
+        force_terminal=colour or width is not None,
         color_system="standard" if colour else None,
         highlight=False,
         soft_wrap=width is None,

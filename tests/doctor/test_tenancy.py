@@ -48,7 +48,7 @@ def test_views_keyed_contexts_carry_without_the_column_are_listed_as_global(
     )
     finding = only(report, "tenancy.global-views")
     assert finding.level == "note"
-    assert "1 view(s) keyed contexts carry have no ticket_id column" in finding.message
+    assert "1 view of keyed contexts has no ticket_id column" in finding.message
     assert finding.message.endswith(
         "in a room pinned to one: ticket_log — add the column to keep a view to its ticket, or "
         "leave it global on purpose"

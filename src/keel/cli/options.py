@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -11,13 +12,29 @@ from typing import Annotated
 import typer
 
 from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS
+from keel.brain.loader import TOPS
 from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
 from keel.link.values import RunRef, id_problem
 from keel.runtime.engine import Engine
 from keel.tokens import TokenCounter
 
-BrainArg = Annotated[Path, typer.Argument(help="The brain directory.", show_default=False)]
+
+def _a_brain(path: Path) -> Path:
+    """The brain directory as given, once it is one: an empty or unrelated folder would
+    load as a brain with nothing in it, and every check of it would pass."""
+    if path.is_dir() and not any(os.path.lexists(path / top) for top in TOPS):
+        raise typer.BadParameter(
+            f"{path} is not a brain — it has none of {', '.join(f'{t}/' for t in TOPS)}; "
+            f"give a brain directory, or start one with `keel init {path}`"
+        )
+    return path
+
+
+BrainArg = Annotated[
+    Path,
+    typer.Argument(help="The brain directory.", show_default=False, callback=_a_brain),
+]
 DbOpt = Annotated[
     str | None,
     typer.Option(

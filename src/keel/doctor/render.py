@@ -25,7 +25,10 @@ def render(report: Report, console: Console) -> None:
             if finding.check != check:
                 check = finding.check
                 console.print(Text(f"  {check}", style="bold"))
-            console.print(_line(finding) if console.soft_wrap else _wrapped(finding))
+            # A terminal gets findings wrapped under their message; a pipe or a tool's
+            # answer one line each, with nothing padded, for grep and for models.
+            wraps = console.is_terminal and not console.soft_wrap
+            console.print(_wrapped(finding) if wraps else _line(finding))
     console.print()
     console.print(_summary(report))
 

@@ -58,10 +58,15 @@ def check(scope: Scope) -> Iterator[Finding]:
         yield found(
             "tenancy.global-views",
             "tenancy",
-            f"{len(carried)} view(s) keyed contexts carry have no {tenancy.column} column, so "
+            f"{_views(len(carried))} of keyed contexts {'has' if len(carried) == 1 else 'have'} "
+            f"no {tenancy.column} column, so "
             f"they show every {tenancy.context}'s rows even in a room pinned to one: "
             f"{', '.join(carried)} — add the column to keep a view to its "
             f"{tenancy.context}, or leave it global on purpose",
             file=MANIFEST_PATH,
             line=line,
         )
+
+
+def _views(count: int) -> str:
+    return "1 view" if count == 1 else f"{count} views"
