@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from keel.errors import Refused, UsageError
-from keel.link.values import Conversation, RunRef
-from keel.web.runs import Card, Run, RunsBackend, RunStart, RunStep
+from keel.link.values import RunRef
+from keel.web.runs import Card, Run, RunsBackend, RunStart, RunStep, Where
 
 AT = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
 
@@ -48,7 +48,8 @@ class MemoryRuns(RunsBackend):
             cards=(card,),
         )
         self.runs_by_id: dict[str, Run] = {first.id: first}
-        self.fired: list[tuple[str, Mapping[str, Any], Conversation | None]] = []
+        # Each event fired: its name, payload, where it speaks, model and event id.
+        self.fired: list[tuple[str, Mapping[str, Any], Where, str | None, str | None]] = []
 
     def unavailable(self) -> str | None:
         return None
@@ -73,9 +74,15 @@ class MemoryRuns(RunsBackend):
         return run
 
     def fire(
-        self, event: str, payload: Mapping[str, Any], conversation: Conversation | None
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        where: Where,
+        *,
+        model: str | None = None,
+        event_id: str | None = None,
     ) -> Sequence[Run]:
-        self.fired.append((event, payload, conversation))
+        self.fired.append((event, payload, where, model, event_id))
         if event != "ticket.opened":
             return ()
         run = Run(

@@ -39,14 +39,20 @@ def test_a_heartbeat_starts_and_a_hook_is_sent_to_events(served: Served) -> None
 
 
 def test_an_event_fires_the_hooks_that_listen(served: Served) -> None:
-    body = {"payload": {"ticket": "T-481"}, "bot": "desk", "chat": "tg:chat:-1003000000001"}
+    body = {
+        "payload": {"ticket": "T-481"},
+        "bot": "desk",
+        "chat": "tg:chat:-1003000000001",
+        "model": "none",
+        "event_id": "evt-481",
+    }
     fired = call(served.client, "POST", "/v1/events/ticket.opened", body)
     assert fired["event"] == "ticket.opened"
     assert [r["run"] for r in fired["runs"]] == ["hook:ticket-opened"]
-    event, payload, conversation = served.runs.fired[0]
+    event, payload, where, model, event_id = served.runs.fired[0]
     assert (event, dict(payload)) == ("ticket.opened", {"ticket": "T-481"})
-    assert conversation is not None
-    assert conversation.bot == "desk"
+    assert (model, event_id) == ("none", "evt-481")
+    assert (where.bot, where.chat, where.thread) == ("desk", "tg:chat:-1003000000001", None)
     assert call(served.client, "POST", "/v1/events/nobody.listens", {})["runs"] == []
 
 

@@ -1,8 +1,10 @@
-"""`keel serve` as a user runs it: a process that seeds its database and answers on its port.
+"""`keel serve` as a user runs it: a process that seeds its database, hosts the runs
+worker and answers on its port.
 
 The command is registered by importing `keel.cli.serve_cmd`; the process is started with
 the same interpreter, polled on `/healthz` until it answers (or fails after a deadline),
-and stopped with SIGINT as Ctrl-C would.
+and stopped with SIGINT as Ctrl-C would. Which runs backend the command builds is checked
+with uvicorn replaced, so no server starts.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import pytest
@@ -19,6 +26,8 @@ from typer.testing import CliRunner
 
 import keel.cli.serve_cmd  # noqa: F401  (registers the command)
 from keel.cli import app
+from tests.runs.brains import RUNS_BRAIN
+from tests.runs.conftest import script, write_files
 from tests.runtime.driver import copy_reference
 from tests.web.test_browser import free_port
 
@@ -37,33 +46,119 @@ def test_a_directory_that_is_not_a_brain_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
-def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> None:
-    brain = copy_reference(tmp_path / "brain")
+@dataclass
+class Server:
+    """A `keel serve` process: where it answers, its first /healthz, its output once ended."""
+
+    base: str
+    process: subprocess.Popen[str]
+    health: dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        answer = httpx2.request(method, self.base + path, json=body, timeout=30)
+        assert answer.status_code == 200, (answer.status_code, answer.text)
+        return answer.json()
+
+    def until(self, run_id: str, statuses: tuple[str, ...]) -> dict[str, Any]:
+        """The run once its status is one of `statuses` (fails after a minute)."""
+        deadline = time.monotonic() + 60
+        while (run := self.call("GET", f"/v1/runs/{run_id}"))["status"] not in statuses:
+            assert time.monotonic() < deadline, run
+            time.sleep(0.05)
+        found: dict[str, Any] = run
+        return found
+
+
+@contextmanager
+def serving(brain: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """`keel serve BRAIN FLAGS` as a process, once it answers; stopped with SIGINT after."""
     port = free_port()
-    command = [sys.executable, "-c", LAUNCH, "serve", str(brain), "--port", str(port)]
-    env = {"KEEL_SERVE_TOKEN": "t0ken", "PATH": "/usr/bin:/bin"}
+    command = [sys.executable, "-c", LAUNCH, "serve", str(brain), "--port", str(port), *flags]
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    server = Server(base=f"http://127.0.0.1:{port}", process=process)
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                health = httpx2.get(base + "/healthz", timeout=2)
+                server.health = httpx2.get(server.base + "/healthz", timeout=2).json()
                 break
             except httpx2.TransportError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"keel serve did not answer: {process.communicate()[0]}")
                 time.sleep(0.1)
-        assert health.json()["brain"] == "reference"
-        assert httpx2.get(base + "/v1/turns", timeout=10).status_code == 401
+        yield server
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            server.output, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()  # a server that does not end must not outlive the test
+            server.output, _ = process.communicate()
+            pytest.fail(f"keel serve did not end within 30 s of SIGINT: {server.output}")
+
+
+def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    with serving(brain, env={"KEEL_SERVE_TOKEN": "t0ken"}) as server:
+        assert server.health["brain"] == "reference"
+        assert server.health["runs"] is True  # the worker started with the server
+        assert httpx2.get(server.base + "/v1/turns", timeout=10).status_code == 401
         turns = httpx2.get(
-            base + "/v1/turns", headers={"Authorization": "Bearer t0ken"}, timeout=10
+            server.base + "/v1/turns", headers={"Authorization": "Bearer t0ken"}, timeout=10
         ).json()["turns"]
         assert len(turns) == 50  # the seed's turns are there (the newest 50 listed)
-    finally:
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=30)
-    assert "seed: played 70 of 70 steps" in output
+    assert server.process.returncode == 0, server.output
+    assert "seed: played 70 of 70 steps" in server.output
     assert (brain / ".keel" / "keel.db").exists()
+
+
+def test_serve_ends_while_a_run_waits_and_the_next_server_finishes_it(tmp_path: Path) -> None:
+    brain = write_files(tmp_path / "brain", RUNS_BRAIN)
+    notice = {"name": "send_message", "arguments": {"text": "The lift is out today."}}
+    model = script(tmp_path, "notice", [{"tool_calls": [notice]}, {"text": "Done."}])
+    with serving(brain, "--no-seed") as first:
+        started = first.call("POST", "/v1/runs", {"run": "heartbeat:guarded", "model": model})
+        [card] = first.until(started["id"], ("waiting",))["cards"]
+    # The run waits in the journal: the server ended at once, without waiting for it.
+    assert first.process.returncode == 0, first.output
+    with serving(brain, "--no-seed") as second:
+        second.call("POST", f"/v1/approvals/{quote(card['id'], safe='')}", {"decision": "approve"})
+        done = second.until(started["id"], ("done", "failed"))
+    assert done["status"] == "done", done
+    assert [m["text"] for m in done["messages"]][1:] == ["The lift is out today."]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        pytest.param(["--no-worker"], "--no-worker", id="no-worker"),
+        pytest.param(["--db", "sqlite://"], "is in memory", id="memory"),
+        pytest.param([], None, id="worker"),
+    ],
+)
+def test_serve_hosts_the_runs_worker_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], said: str | None
+) -> None:
+    import uvicorn
+
+    from keel.web.dbos_runs import DurableRuns
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **_: served.append(application))
+    brain = copy_reference(tmp_path / "brain")
+    result = CliRunner().invoke(app, ["serve", str(brain), "--no-seed", *flags])
+    assert result.exit_code == 0, result.output
+    [application] = served
+    runs = application.state.service.runs
+    if said is None:
+        assert isinstance(runs, DurableRuns)  # its worker starts with the app's lifespan
+    else:
+        assert said in runs.unavailable()

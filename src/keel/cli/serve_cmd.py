@@ -4,12 +4,20 @@ One process holds one Engine (watching the brain, so an edited file reaches the 
 request). A database Keel has never recorded a turn in gets the brain's seed first
 (`seed.yaml`, once), so the dashboard opens on real turns. Binds to loopback unless told
 otherwise; `--token` (or KEEL_SERVE_TOKEN) asks every `/v1` route and the dashboard for it.
-FastAPI and uvicorn are imported only when the command runs.
+
+The server hosts the runs worker (`keel.web.dbos_runs`): from start-up to shutdown the
+brain's heartbeats fire on their schedules, the runs of dead processes are taken over,
+and runs start, fire and resume over HTTP in this process. `--no-worker` serves without
+it (no runs here). A process that ends while one of its runs waits for a card ends at
+once, as `keel worker` does: the run waits in the journal for whoever decides the card.
+FastAPI, uvicorn and DBOS are imported only when the command runs.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -53,6 +61,14 @@ def serve(
         bool,
         typer.Option("--seed/--no-seed", help="Play the brain's seed.yaml into a new database."),
     ] = True,
+    worker: Annotated[
+        bool,
+        typer.Option(
+            "--worker/--no-worker",
+            help="Host the runs worker: heartbeats on their schedules, runs over HTTP, the "
+            "runs of dead processes taken over (needs a database file or PostgreSQL).",
+        ),
+    ] = True,
     access_log: Annotated[
         bool, typer.Option("--access-log", help="Log every request (uvicorn's access log).")
     ] = False,
@@ -61,12 +77,15 @@ def serve(
     try:
         import uvicorn
 
+        from keel.web.runs import NoRuns
         from keel.web.serving import build_service
     except ImportError as exc:
         fail(f"keel serve needs the web extra ({exc.name} is missing): pip install 'keel[web]'")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        svc, application = build_service(brain, db, model=model, token=token, seed=seed)
+        svc, application = build_service(
+            brain, db, model=model, token=token, seed=seed, worker=worker
+        )
     except KeelError as exc:
         fail(exc)
     log = logging.getLogger("keel.serve")
@@ -74,7 +93,20 @@ def serve(
     if host not in LOOPBACK and svc.token is None:
         log.warning("listening on %s without a token: anyone who reaches it can use it", host)
     log.info("dashboard: http://%s:%s/  ·  model: %s", host, port, svc.model_spec)
+    if isinstance(svc.runs, NoRuns):  # a server that cannot host the worker says why
+        log.log(logging.WARNING if worker else logging.INFO, "runs: %s", svc.runs.reason)
     try:
         uvicorn.run(application, host=host, port=port, access_log=access_log, log_level="info")
     finally:
         svc.engine.close()
+    if _left_running(svc.runs):
+        # A run waiting for a card holds a DBOS thread that would keep the process alive.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _left_running(runs: object) -> bool:
+    from keel.web.dbos_runs import DurableRuns
+
+    return isinstance(runs, DurableRuns) and runs.left_running > 0

@@ -1,7 +1,10 @@
 """The `/v1` routes over runs: start one, read one, fire an event, decide an approval card.
 
-They call the server's `RunsBackend` (`keel.web.runs`); in a build without runs every one
-answers 501 with the reason. A run or card id the backend does not know is a 404.
+They call the server's `RunsBackend` (`keel.web.runs`); on a server without runs every one
+answers 501 with the reason (503 when its worker stopped). A run or card id the backend
+does not know is a 404. Starting a run or firing an event answers once each run has taken
+its first step (or a few seconds have passed): the run goes on in the server, and `GET
+/v1/runs/{id}` follows it.
 """
 
 from __future__ import annotations
@@ -11,22 +14,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from keel.errors import UsageError
-from keel.link.values import Conversation
 from keel.web.auth import require_token, service
 from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody, entries, run_ref
 from keel.web.errors import RESPONSES, KeelJSON, Missing
-from keel.web.runs import RunStart
+from keel.web.runs import RunStart, Where
 from keel.web.service import Service
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
 Svc = Annotated[Service, Depends(service)]
 Ident = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00/]+$")]
-
-
-def _conversation(bot: str | None, chat: str | None, thread: str | None) -> Conversation | None:
-    if bot is None and chat is None:
-        return None
-    return Conversation(bot=bot or "cli", chat=chat or "cli", thread=thread)
 
 
 @router.get("/runs", summary="The newest runs, newest first")
@@ -47,8 +43,10 @@ def post_run(body: RunBody, svc: Svc) -> KeelJSON:
         run=ref,
         entity=body.entity,
         reach=entries(body.reach),
-        conversation=_conversation(body.bot, body.chat, body.thread),
+        where=Where(bot=body.bot, chat=body.chat, thread=body.thread),
         input=body.input,
+        vars=body.vars,
+        model=body.model,
     )
     return KeelJSON(svc.runs.start(start).to_json())
 
@@ -64,7 +62,13 @@ def get_run(run_id: Ident, svc: Svc) -> KeelJSON:
 @router.post("/events/{event}", summary="Fire an event: the hooks that listen to it run")
 def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
     svc.brain()
-    started = svc.runs.fire(event, body.payload, _conversation(body.bot, body.chat, body.thread))
+    started = svc.runs.fire(
+        event,
+        body.payload,
+        Where(bot=body.bot, chat=body.chat, thread=body.thread),
+        model=body.model,
+        event_id=body.event_id,
+    )
     return KeelJSON({"event": event, "runs": [r.to_json() for r in started]})
 
 

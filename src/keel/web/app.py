@@ -2,15 +2,20 @@
 check and the OpenAPI document (`/openapi.json`).
 
 The app holds one `Service` (engine, model, runs, token) in `app.state.service`; routes
-read it per request. Nothing here opens a socket: `keel serve` hands the app to uvicorn,
-and tests call it through the framework's test client.
+read it per request. Its lifespan opens the runs backend at start-up and closes it at
+shutdown (the backend of `keel serve` hosts the runs worker). Nothing here opens a socket:
+`keel serve` hands the app to uvicorn, and tests call it through the framework's test
+client (entered as a context manager, which runs the lifespan).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
@@ -25,9 +30,9 @@ of the same name does, and answers with what that command prints with `--json`.
 
 Errors: 409 `{"refused": reason}` for a refusal, 409 `{"overflow", "fit"}` for a turn that
 does not fit, 422 for a body that is not valid (naming the field) or a request that cannot
-be done, 404 for a missing thing, 501 when runs are not in this build, 503 when the
-database cannot be used. With `keel serve --token`, every `/v1` route needs
-`Authorization: Bearer <token>`.
+be done, 404 for a missing thing, 501 when this server runs no runs, 503 when the
+database cannot be used or the runs worker stopped. With `keel serve --token`, every `/v1`
+route needs `Authorization: Bearer <token>`.
 """
 
 
@@ -35,9 +40,23 @@ async def _sign_in(_: Request, __: Exception) -> RedirectResponse:
     return RedirectResponse("/login", status_code=303)
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Open the service's runs backend while the application runs (off the event loop:
+    launching a worker blocks for seconds)."""
+    held: Service = app.state.service
+    runs = held.runs  # the one opened is the one closed, whatever replaces it meanwhile
+    await anyio.to_thread.run_sync(runs.open)
+    try:
+        yield
+    finally:
+        await anyio.to_thread.run_sync(runs.close)
+
+
 def create_app(svc: Service) -> FastAPI:
     """The application over one `Service`."""
     app = FastAPI(
+        lifespan=_lifespan,
         title="Keel",
         version=version("keel"),
         description=DESCRIPTION,

@@ -235,6 +235,22 @@ class WhatIfBody(Body):
         return tuple(f"{key}={value}" for key, value in self.set.items())
 
 
+# A JSON object a caller hands to brain code: an event's payload, a scenario's vars.
+JSONObject = dict[Annotated[str, Field(max_length=MAX_NAME), AfterValidator(clean)], Any]
+ModelSpec = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_NAME,
+        description="Who answers this run: openai:NAME, anthropic:NAME, "
+        "openai-compatible:NAME@URL, scripted:FILE or none (default: the server's --model, "
+        "else the role's or MANIFEST's).",
+        examples=["none"],
+    ),
+    AfterValidator(clean),
+]
+
+
 class RunBody(Body):
     """`POST /v1/runs`: start a heartbeat or a scenario now."""
 
@@ -245,6 +261,10 @@ class RunBody(Body):
     chat: Name | None = None
     thread: Name | None = None
     input: Text = ""
+    vars: JSONObject = Field(
+        default_factory=dict, max_length=MAX_LIST, description="A scenario's vars."
+    )
+    model: ModelSpec | None = None
 
 
 class DecisionBody(Body):
@@ -260,9 +280,11 @@ class EventBody(Body):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    payload: dict[Annotated[str, Field(max_length=MAX_NAME), AfterValidator(clean)], Any] = Field(
-        default_factory=dict, max_length=MAX_LIST
-    )
+    payload: JSONObject = Field(default_factory=dict, max_length=MAX_LIST)
     bot: Name | None = None
     chat: Name | None = None
     thread: Name | None = None
+    model: ModelSpec | None = None
+    event_id: Name | None = Field(
+        default=None, description="The event's own id: firing it again starts nothing new."
+    )

@@ -6,7 +6,8 @@
     a body or query that does not validate
                            422  {"detail": [{"loc": [...], "msg": ..., "type": ...}]}
     a missing thing        404  {"detail": reason}       (raised by the routes)
-    RunsUnavailable        501  {"detail": reason}
+    RunsUnavailable        501  {"detail": reason}       (no runs on this server)
+    RunsDown               503  {"detail": reason}       (its worker stopped)
     StoreError             503  {"detail": reason}
     ContentError           503  {"detail": reason}       (the brain cannot be used)
 
@@ -28,7 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from keel.errors import ContentError, FitOverflow, LinkError, Refused, StoreError, UsageError
-from keel.web.runs import RunsUnavailable
+from keel.web.runs import RunsDown, RunsUnavailable
 
 
 class KeelJSON(JSONResponse):
@@ -95,6 +96,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(UsageError, _usage)
     app.add_exception_handler(Missing, _missing)
     app.add_exception_handler(RunsUnavailable, _unavailable)
+    app.add_exception_handler(RunsDown, _store)
     app.add_exception_handler(StoreError, _store)
     app.add_exception_handler(ContentError, _store)
 
@@ -107,6 +109,9 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         '(`{"overflow": reason, "fit": {...}}`).'
     },
     422: {"description": "A body, path or query that is not valid, or a request Keel cannot do."},
-    501: {"description": "Runs are not available in this build."},
-    503: {"description": 'The database cannot be used: `{"detail": reason}`.'},
+    501: {"description": 'This server runs no runs: `{"detail": reason}`.'},
+    503: {
+        "description": "The database cannot be used, or the runs worker stopped: "
+        '`{"detail": reason}`.'
+    },
 }

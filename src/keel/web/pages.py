@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
@@ -31,7 +32,7 @@ from keel.web.auth import COOKIE, matches, same_origin, service, signed_in
 from keel.web.charts import Point, size_chart
 from keel.web.inspector import inspect_turn
 from keel.web.reading import chats, recorded, role_findings, shown_history
-from keel.web.runs import RunsUnavailable
+from keel.web.runs import Card, RunsUnavailable
 from keel.web.service import Service
 
 HERE = Path(__file__).parent
@@ -202,8 +203,14 @@ async def decide_card(request: Request, card: str) -> Response:
     if decision not in ("approve", "deny") or not back.startswith("/") or back.startswith("//"):
         return page(request, "missing.html", 422, what="decide with approve or deny")
     svc: Service = service(request)
+
+    def decide() -> Card | None:
+        return svc.runs.decide(card, approve=decision == "approve", by="dashboard", note=None)
+
     try:
-        decided = svc.runs.decide(card, approve=decision == "approve", by="dashboard", note=None)
+        # Off the event loop: deciding writes to the database and wakes the run, and the
+        # runs engine refuses to block a running loop.
+        decided = await anyio.to_thread.run_sync(decide)
     except KeelError as exc:
         return page(request, "missing.html", 409, what=str(exc))
     if decided is None:

@@ -1,9 +1,10 @@
-"""Building what `keel serve` serves: the Engine, the model, the seed, the app.
+"""Building what `keel serve` serves: the Engine, the model, the seed, the runs, the app.
 
 Kept apart from the command so tests and other hosts build the same service: one Engine
 watching the brain, the model from `--model` (else the brain's `model.name` when it is a
 spec, else a provider whose key is set, else none), the seed played into a new database,
-and the application over all of it.
+the runs backend (`worker=True`: runs on `keel.runs`, with the worker hosted by the app's
+lifespan — `keel.web.dbos_runs`), and the application over all of it.
 """
 
 from __future__ import annotations
@@ -30,9 +31,14 @@ def build_service(
     token: str | None = None,
     seed: bool = True,
     runs: RunsBackend | None = None,
+    worker: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> tuple[Service, FastAPI]:
     """The service and its application; the caller closes `service.engine` when done.
+
+    `runs` is the runs backend to serve; without one, `worker=True` serves runs on
+    `keel.runs` and hosts their worker while the application runs (runs answer with the
+    server's `model`, when one is named), and `worker=False` serves none.
 
     Raises `UsageError` for a brain that is not one or a model that cannot be built, and
     `StoreError` for a database that cannot be used.
@@ -48,6 +54,10 @@ def build_service(
         client = build_model(choice, environ)
         engine.store.migrate()
         seeded = seed_once(engine) if seed else Seeded(note="not played: --no-seed")
+        if runs is None:
+            from keel.web.dbos_runs import runs_for
+
+            runs = runs_for(engine, model=model, worker=worker)
     except BaseException:
         engine.close()
         raise
