@@ -40,7 +40,7 @@ def turn(*args: str) -> dict[str, object]:
 def test_the_model_answers_and_its_answer_is_history(here: Path) -> None:
     model = scripted(here, [{"text": "T-481 is with the vendor."}])
     answered = turn("--input", "Any update on T-481?", "--model", model, "--json")
-    assert answered["answer"] == "T-481 is with the vendor."
+    assert answered["reply"] == "T-481 is with the vendor."
     assert answered["requests"] == 1
     listed = runner.invoke(
         app, ["history", "brain", "--chat", DESK[3], "--db", "sqlite:///k.db", "--json"]
@@ -51,7 +51,7 @@ def test_the_model_answers_and_its_answer_is_history(here: Path) -> None:
 @pytest.mark.usefixtures("here")
 def test_without_a_model_nothing_answers() -> None:
     prepared = turn("--input", "Any update on T-481?", "--json")
-    assert "answer" not in prepared
+    assert "reply" not in prepared
 
 
 def test_the_answer_is_printed_under_the_turn(here: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 
 from keel.assemble.values import ToolCall
 from keel.link.values import Conversation, TurnRequest
-from keel.runs.approvals import answer_reply, reply_verdict, wake
+from keel.runs.approvals import wake
 from keel.runs.service import wait
+from keel.runtime.cards import answer_reply, reply_verdict
 from keel.runtime.models import OpenAIChatModel
 from keel.testing import ScriptedModel, ScriptedStep
 from tests.runs.conftest import Runs

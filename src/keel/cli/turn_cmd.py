@@ -180,7 +180,7 @@ def turn(
                 else:
                     outcome = engine.run(request, client, session=cli_session)
                     prepared, assembly = outcome.prepared, outcome.assembly
-                    answer = {"answer": outcome.reply, "requests": outcome.requests}
+                    answer = {"reply": outcome.reply, "requests": outcome.requests}
             except FitOverflow as exc:
                 if as_json:
                     emit_json({"overflow": str(exc), "fit": exc.details})
@@ -206,7 +206,7 @@ def turn(
             if answer:
                 asked = int(str(answer["requests"]))
                 console().rule(f"answer ({asked} model request{'s' if asked != 1 else ''})")
-                console().print(str(answer["answer"]), markup=False, highlight=False)
+                console().print(str(answer["reply"]), markup=False, highlight=False)
 
     guard(as_json, body)
 

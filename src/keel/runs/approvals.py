@@ -11,7 +11,7 @@ default). In a run, such a call:
 3. reads the verdict from the card's row (step `decision`): approved, denied, or, with no
    answer in time, timed out — which denies.
 
-A person decides with `decide`: by replying to the card (`answer_reply`: yes or no), with
+A person decides with `decide` (`keel.runtime.cards`): by replying to the card (yes or no), with
 `keel approve BRAIN CARD --yes|--no`, or through the service. The card's row takes the
 first decision only; the workflow is then woken with `DBOS.send` (the row, not the
 message, is what it reads, so a message lost in a crash costs only the wait).
@@ -20,7 +20,6 @@ message, is what it reads, so a message lost in a crash costs only the wait).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,7 +27,6 @@ from typing import Any
 from keel.assemble.values import ToolCall
 from keel.brain.knobs import approval_required
 from keel.brain.specs import RoleSpec
-from keel.errors import Refused, UsageError
 from keel.link.values import Conversation, Origin
 from keel.runs.context import RunContext
 from keel.runs.journal import Done, durable, nothing, now, once
@@ -39,9 +37,6 @@ from keel.store.store import Store
 from keel.tools.registry import Registry, Tool
 from keel.tools.send import origin_of, record_send
 
-_YES = {"yes", "y", "ok", "okay", "approve", "approved", "go", "sure", "ja", "oui", "si"}
-_NO = {"no", "n", "deny", "denied", "stop", "cancel", "nee", "non", "nein"}
-_WORD = re.compile(r"[\w']+")
 # How much of a call's arguments a card shows.
 _SHOWN = 300
 
@@ -187,55 +182,6 @@ def verdict(card: CardRow, status: str) -> Verdict:
     )
 
 
-def decide(
-    store: Store, card_id: str, *, approve: bool, by: str | None = None, note: str | None = None
-) -> CardRow:
-    """Record a person's decision on a pending card; `Refused` when it was decided already,
-    `UsageError` for a card no run asked. Wake its run with `wake` afterwards."""
-    status: CardStatus = "approved" if approve else "denied"
-    with store.transaction() as tx:
-        found = tx.card(card_id)
-        if found is None:
-            raise UsageError(f"no approval card {card_id!r} — `keel runs BRAIN` shows the runs")
-        if not tx.decide_card(card_id, status, now(), by=by, note=note):
-            raise Refused(f"card {card_id} was {found.status} already")
-        tx.resolve_card(found.bot, found.chat, found.message_id)
-        decided = tx.card(card_id)
-    if decided is None:  # the row was just updated in this transaction
-        raise UsageError(f"card {card_id!r} vanished while it was decided")
-    return decided
-
-
-def reply_verdict(text: str) -> bool | None:
-    """A reply's yes (True) or no (False), from its first word; None when it says neither."""
-    words = _WORD.findall(text.casefold())
-    if not words:
-        return None
-    if words[0] in _YES:
-        return True
-    if words[0] in _NO:
-        return False
-    return None
-
-
-def answer_reply(
-    store: Store, conversation: Conversation, reply_to: tuple[str, ...], text: str
-) -> CardRow | None:
-    """Route a reply to the pending card it quotes, if it says yes or no; None otherwise.
-
-    The caller wakes the card's run with `wake`. A reply to a card that is not pending, or
-    that says neither yes nor no, is an ordinary turn.
-    """
-    approve = reply_verdict(text)
-    if approve is None:
-        return None
-    with store.transaction() as tx:
-        cards = [tx.card_for_message(conversation.bot, conversation.chat, m) for m in reply_to]
-    pending = [c for c in cards if c is not None and c.status == "pending"]
-    if not pending:
-        return None
-    who = f"{conversation.bot}/{conversation.chat}"
-    return decide(store, pending[0].id, approve=approve, by=f"reply in {who}", note=text[:200])
 
 
 def wake(card: CardRow) -> None:

@@ -64,6 +64,7 @@ from keel.ledger import (
 from keel.link.bindings import tenant_of
 from keel.link.gather import resolve_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
+from keel.runtime.cards import answer_reply
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
 from keel.runtime.models import ModelClient
 from keel.state.database import anchored, connect, default_url
@@ -72,6 +73,7 @@ from keel.state.schema import read_schema
 from keel.state.views import read_view
 from keel.store.journal_values import TurnJournal
 from keel.store.listing import LoggedMessage
+from keel.store.run_values import CardRow
 from keel.store.store import Store
 from keel.tokens import Estimator, TokenCounter
 from keel.tools import TOOLS, Registry, origin_of, record_send
@@ -182,6 +184,14 @@ class Engine:
         )
 
     # -- what moves in chats -----------------------------------------------------------
+
+    def answer_card(self, request: TurnRequest) -> CardRow | None:
+        """Decide the pending approval card a turn replies to, when its input says yes or
+        no; the decided card (its run is woken by whoever can: `keel.runs`), or None for
+        an ordinary turn. Such a reply is the person's decision, not a turn of its own."""
+        if not request.reply_to or not request.input:
+            return None
+        return answer_reply(self.store, request.conversation, request.reply_to, request.input)
 
     def send(
         self,

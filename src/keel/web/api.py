@@ -53,10 +53,20 @@ def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
 
     With a model configured (`keel serve --model`), the model answers too (`reply`,
     `requests`); a `dry_run` is prepared only and records nothing. `format` adds the
-    provider request (`request`) in that provider's shape.
+    provider request (`request`) in that provider's shape. A turn whose input says yes or
+    no in reply to a pending approval card decides that card instead: `{"card": {"id",
+    "run_id", "status"}}`.
     """
     svc.brain()
     request = body.request()
+    if not body.dry_run:
+        with svc.database():
+            card = svc.engine.answer_card(request)
+        if card is not None:
+            # A yes or no to a pending card is the person's decision: the hosted worker
+            # wakes the run waiting on it.
+            decided = {"id": card.id, "run_id": card.run_id, "status": card.status}
+            return KeelJSON({"card": decided})
     session = Session(id=body.session, compacted=body.compacted) if body.session else None
     reply: dict[str, Any] = {}
     if svc.model is not None and not body.dry_run:

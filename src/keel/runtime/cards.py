@@ -1,0 +1,75 @@
+"""A person's decision on an approval card: by a reply that says yes or no, or by name.
+
+The card's row takes the first decision only. Deciding needs no runs runtime: the run
+waiting on the card is woken afterwards (`keel.runs.approvals.wake`), by the process that
+decided when it can, else by the next worker that looks (`wake_decided`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from keel.errors import Refused, UsageError
+from keel.link.values import Conversation
+from keel.store.run_values import CardRow, CardStatus
+from keel.store.store import Store
+
+_YES = {"yes", "y", "ok", "okay", "approve", "approved", "go", "sure", "ja", "oui", "si"}
+_NO = {"no", "n", "deny", "denied", "stop", "cancel", "nee", "non", "nein"}
+_WORD = re.compile(r"[\w']+")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def decide(
+    store: Store, card_id: str, *, approve: bool, by: str | None = None, note: str | None = None
+) -> CardRow:
+    """Record a person's decision on a pending card; `Refused` when it was decided already,
+    `UsageError` for a card no run asked. Wake its run with `wake` afterwards."""
+    status: CardStatus = "approved" if approve else "denied"
+    with store.transaction() as tx:
+        found = tx.card(card_id)
+        if found is None:
+            raise UsageError(f"no approval card {card_id!r} — `keel runs BRAIN` shows the runs")
+        if not tx.decide_card(card_id, status, now(), by=by, note=note):
+            raise Refused(f"card {card_id} was {found.status} already")
+        tx.resolve_card(found.bot, found.chat, found.message_id)
+        decided = tx.card(card_id)
+    if decided is None:  # the row was just updated in this transaction
+        raise UsageError(f"card {card_id!r} vanished while it was decided")
+    return decided
+
+
+def reply_verdict(text: str) -> bool | None:
+    """A reply's yes (True) or no (False), from its first word; None when it says neither."""
+    words = _WORD.findall(text.casefold())
+    if not words:
+        return None
+    if words[0] in _YES:
+        return True
+    if words[0] in _NO:
+        return False
+    return None
+
+
+def answer_reply(
+    store: Store, conversation: Conversation, reply_to: tuple[str, ...], text: str
+) -> CardRow | None:
+    """Route a reply to the pending card it quotes, if it says yes or no; None otherwise.
+
+    The caller wakes the card's run with `wake`. A reply to a card that is not pending, or
+    that says neither yes nor no, is an ordinary turn.
+    """
+    approve = reply_verdict(text)
+    if approve is None:
+        return None
+    with store.transaction() as tx:
+        cards = [tx.card_for_message(conversation.bot, conversation.chat, m) for m in reply_to]
+    pending = [c for c in cards if c is not None and c.status == "pending"]
+    if not pending:
+        return None
+    who = f"{conversation.bot}/{conversation.chat}"
+    return decide(store, pending[0].id, approve=approve, by=f"reply in {who}", note=text[:200])
