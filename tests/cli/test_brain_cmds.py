@@ -100,7 +100,7 @@ def test_init_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", ["doctor", "turn", "runs"])
 def test_a_folder_that_is_not_a_brain_is_a_usage_error(tmp_path: Path, command: str) -> None:
     (tmp_path / "notes.txt").write_text("not a brain", encoding="utf-8")
-    result = CliRunner().invoke(app, [command, str(tmp_path)])
+    result = CliRunner().invoke(app, [command, str(tmp_path)], env={"COLUMNS": "400"})
     assert result.exit_code == 2
     assert "is not a brain" in result.output
     assert "keel init" in result.output

@@ -81,6 +81,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     }
     assert data["role"]["created"] is True
     assert data["role"]["path"] == "features/shop/coder.agent.md"
+    assert data["role"]["max_active"] == 13
     assert data["skipped"][0] == {
         "path": ".claude/skills/stray.md",
         "line": None,
@@ -131,3 +132,58 @@ def test_a_usage_error_exits_2(shop: Path, brain: Path, args: list[str], message
 def test_a_usage_error_with_json_is_still_exit_2(brain: Path) -> None:
     code, _ = invoke("import", "nowhere", brain, "--json")
     assert code == 2
+
+
+def test_a_destination_that_is_not_a_brain_is_refused_and_left_untouched(
+    repo: WriteTree, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo({"AGENTS.md": "Fixture.\n"})
+    (tmp_path / "notabrain").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["import", "repo", "notabrain"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: notabrain is not a brain (no constitution/MANIFEST.yaml) — `keel init "
+        "notabrain` starts one\n"
+    )
+    assert list((tmp_path / "notabrain").iterdir()) == []
+
+
+def test_a_file_as_the_destination_is_not_offered_to_keel_init(
+    repo: WriteTree, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo({"AGENTS.md": "Fixture.\n"})
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["import", "repo", "repo/AGENTS.md"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "repo/AGENTS.md: not a directory — give the brain directory" in result.stderr
+    assert "keel init" not in result.stderr
+
+
+@pytest.mark.usefixtures("brain")
+def test_an_empty_source_says_so_with_the_path_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out = invoke("import", "empty", "brain")
+    assert code == 0
+    assert out == (
+        "files: 0 written, 0 updated, 0 removed, 0 unchanged\n"
+        "\n"
+        "no rule files found in empty — nothing to import\n"
+    )
+
+
+def test_the_room_given_to_the_role_is_reported(repo: WriteTree, brain: Path) -> None:
+    source = repo({"AGENTS.md": "Fixture.\n", "docs/AGENTS.md": "Docs.\n"})
+    code, out = invoke("import", source, brain, "--role", "coder")
+    assert code == 0
+    assert (
+        "role coder: created features/repo/coder.agent.md; added 2\n"
+        "  contexts_budget.maxActive: 4 — room for 1 always-on rule and 3 contexts that a "
+        "turn's files or opens bring\n"
+    ) in out
+    _, again = invoke("import", source, brain, "--role", "coder")
+    assert "role coder: unchanged features/repo/coder.agent.md\n" in again
+    assert "maxActive" not in again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from keel.brain import load_brain
 from keel.doctor import run_doctor
 from keel.importers import import_rules
+from keel.link.values import Conversation, TurnRequest
+from keel.runtime.engine import Engine
 from tests.importers.conftest import WriteTree, write_files
 
 SUPPORT = """---
@@ -22,6 +25,18 @@ You are the support desk.
 ---
 A rule in the persona stays as written.
 """
+
+
+# What an import with one always-on rule adds to a role that sets no maxActive.
+ROOM_FOR_ONE = "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n"
+ALWAYS_ON: dict[str, str | bytes] = {
+    "CLAUDE.md": "Use pnpm.\n",
+    "AGENTS.md": "Keep commits small.\n",
+    ".github/copilot-instructions.md": "Write in TypeScript.\n",
+}
+TESTS_RULE: dict[str, str | bytes] = {
+    ".github/instructions/tests.instructions.md": '---\napplyTo: "**/*.test.ts"\n---\nVitest.\n'
+}
 
 
 def findings(brain: Path, level: str) -> list[str]:
@@ -63,7 +78,9 @@ def test_an_existing_role_gets_the_ids_and_keeps_everything_else(
     assert (report.role.created, report.role.added) == (False, ("agents-md", "agents-md-docs"))
     assert report.updated == ("features/desk/support.agent.md",)
     assert (brain / "features/desk/support.agent.md").read_text(encoding="utf-8") == (
-        SUPPORT.replace("[greeting]   #", "[greeting, agents-md, agents-md-docs] #")
+        SUPPORT.replace("[greeting]   #", "[greeting, agents-md, agents-md-docs] #").replace(
+            "capabilities: [context:read]\n", ROOM_FOR_ONE
+        )
     ), "comments, other keys and the persona stay (ruamel keeps one space before a comment)"
     assert findings(brain, "fail") == []
 
@@ -93,13 +110,18 @@ def test_other_roles_that_list_a_removed_id_are_named(repo: WriteTree, brain: Pa
     ]
 
 
-def test_a_role_that_admits_every_context_is_left_as_it_is(repo: WriteTree, brain: Path) -> None:
+def test_a_role_that_admits_every_context_keeps_its_contexts(repo: WriteTree, brain: Path) -> None:
     text = SUPPORT.replace("[greeting]", "['*']")
     write_files(brain, {"features/desk/support.agent.md": text})
-    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="support")
+    report = import_rules(repo({"docs/AGENTS.md": "Fixture.\n"}), brain, role="support")
     assert report.role is not None
     assert report.role.added == ()
     assert report.unchanged == ("features/desk/support.agent.md",)
+    # An always-on rule still needs room in its turns.
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="support")
+    assert report.role is not None
+    assert (report.role.added, report.role.max_active) == ((), 4)
+    assert load_brain(brain).roles["support"].contexts == ("*",)
 
 
 def test_a_role_without_context_read_is_warned_about(repo: WriteTree, brain: Path) -> None:
@@ -167,3 +189,71 @@ def test_a_role_that_cannot_be_edited_is_refused_with_why(
         f"{reason}; its contexts: were not changed — add the ids by hand"
     ]
     assert (brain / "features/a/odd.agent.md").read_text(encoding="utf-8") == text
+
+
+def test_a_created_role_gets_room_for_its_always_on_rules(repo: WriteTree, brain: Path) -> None:
+    report = import_rules(repo({**ALWAYS_ON, **TESTS_RULE}), brain, role="coder")
+    assert report.role is not None
+    assert report.role.max_active == 3 + 3, "the always-on rules, and the brain's maxActive"
+    assert load_brain(brain).roles["coder"].contexts_budget.max_active == 6
+    assert not [w for w in report.warnings if "maxActive" in w.message]
+
+
+def test_the_always_on_rules_stay_attached_when_file_rules_match(
+    repo: WriteTree, brain: Path
+) -> None:
+    import_rules(repo({**ALWAYS_ON, **TESTS_RULE}), brain, role="coder")
+    conversation = Conversation(bot="cli", chat="cli")
+    request = TurnRequest(
+        conversation=conversation, now=datetime.now(UTC), role="coder", input="fix a.test.ts"
+    )
+    with Engine(brain, watch=False) as engine:
+        prepared, _ = engine.prepare(request, dry_run=True)
+    attached = sorted(a.link.context for a in prepared.attached)
+    assert attached == ["agents-md", "claude-md", "copilot-instructions", "copilot-tests"]
+    assert prepared.stubs == ()
+
+
+@pytest.mark.parametrize(
+    ("budget", "kept"),
+    [
+        pytest.param("contexts_budget: {maxActive: 20}\n", 20, id="higher-stays"),
+        pytest.param("contexts_budget: {maxActive: 2}\n", 4, id="lower-is-raised"),
+        pytest.param("contexts_budget: {chars: 900}\n", 4, id="beside-other-knobs"),
+    ],
+)
+def test_an_existing_role_s_max_active_is_only_ever_raised(
+    repo: WriteTree, brain: Path, budget: str, kept: int
+) -> None:
+    write_files(
+        brain, {"features/desk/support.agent.md": SUPPORT.replace("---\nYou", f"{budget}---\nYou")}
+    )
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="support")
+    assert report.role is not None
+    assert report.role.max_active == (None if kept == 20 else kept)
+    role = load_brain(brain).roles["support"]
+    assert role.contexts_budget.max_active == kept
+    if "chars" in budget:
+        assert role.contexts_budget.chars == 900
+
+
+def test_a_brain_wide_max_active_is_counted_as_the_room_there_is(
+    repo: WriteTree, brain: Path
+) -> None:
+    manifest = brain / "constitution/MANIFEST.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("maxActive: 3", "maxActive: 5"),
+        encoding="utf-8",
+    )
+    report = import_rules(repo({"AGENTS.md": "Fixture.\n"}), brain, role="coder")
+    assert report.role is not None
+    assert report.role.max_active == 1 + 5
+
+
+def test_without_always_on_rules_the_role_s_budget_is_left_alone(
+    repo: WriteTree, brain: Path
+) -> None:
+    report = import_rules(repo(TESTS_RULE), brain, role="coder")
+    assert report.role is not None
+    assert report.role.max_active is None
+    assert "contexts_budget" not in (brain / report.role.path).read_text(encoding="utf-8")

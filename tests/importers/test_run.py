@@ -388,9 +388,16 @@ def test_more_always_on_rules_than_a_turn_carries_are_warned_about(shop: Path, b
     assert str(report.warnings[-1]) == (
         "constitution/MANIFEST.yaml: 10 imported contexts are always-on, but a turn carries at "
         "most contexts.maxActive (3); the rest arrive as one-line stubs the agent can open — "
-        "raise contexts.maxActive, or make some of the source rules description- or "
-        "glob-triggered"
+        "re-run with --role ROLE, which gives it room for them, raise "
+        "contexts.maxActive, or make some of the source rules description- or glob-triggered"
     )
+
+
+def test_a_role_given_room_for_them_needs_no_warning(shop: Path, brain: Path) -> None:
+    report = run(shop, brain, role="coder")
+    assert report.role is not None
+    assert report.role.max_active == 10 + 3
+    assert not [w for w in report.warnings if "maxActive" in w.message]
 
 
 def test_the_feature_defaults_to_a_slug_of_the_source_name(tmp_path: Path, brain: Path) -> None:
@@ -420,8 +427,23 @@ def test_a_brain_inside_the_source_is_not_imported_from(tmp_path: Path) -> None:
             "repo",
             "nowhere",
             {},
-            r"nowhere: no such directory — give a brain directory \(keel init .*nowhere starts one\)",
-            id="brain",
+            r"nowhere is not a brain \(no constitution/MANIFEST\.yaml\) — `keel init .*nowhere` "
+            "starts one",
+            id="no-brain",
+        ),
+        pytest.param(
+            "repo",
+            "repo",
+            {},
+            r"repo is not a brain \(no constitution/MANIFEST\.yaml\) — `keel init .*repo` starts one",
+            id="a-folder-that-is-not-a-brain",
+        ),
+        pytest.param(
+            "repo",
+            "file.txt",
+            {},
+            r"file\.txt: not a directory — give the brain directory to import into$",
+            id="brain-a-file",
         ),
         pytest.param(
             "repo",
@@ -452,6 +474,16 @@ def test_what_the_caller_must_fix_is_a_usage_error(
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
     with pytest.raises(UsageError, match=message):
         run(tmp_path / source, tmp_path / target, **options)
+
+
+def test_a_folder_with_features_but_no_manifest_is_not_written_into(
+    tmp_path: Path, repo: WriteTree
+) -> None:
+    # A repository of its own may keep a features/ folder (Cucumber, for one).
+    other = write_files(tmp_path / "other", {"features/login.feature": "Feature: Login\n"})
+    with pytest.raises(UsageError, match=r"other is not a brain"):
+        run(repo({"AGENTS.md": "Fixture.\n"}), other)
+    assert sorted(p.name for p in (other / "features").iterdir()) == ["login.feature"]
 
 
 def test_an_empty_file_in_any_rule_place_is_skipped_with_its_reason(

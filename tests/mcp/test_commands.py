@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,8 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
     async def stdio(server: Server[Any]) -> None:
         calls.append(("stdio", server.name))
 
-    async def http(server: Server[Any], port: int) -> None:
-        calls.append(("http", (server.name, port)))
+    async def http(server: Server[Any], sock: socket.socket) -> None:
+        calls.append(("http", (server.name, sock.getsockname())))
 
     monkeypatch.setattr(transports, "serve_stdio", stdio)
     monkeypatch.setattr(transports, "serve_http", http)
@@ -79,11 +80,41 @@ def test_a_room_with_a_role_is_served_over_stdio(
     assert served == [("stdio", "keel")]
 
 
-def test_http_says_where_it_serves(dev_brain: Path, served: list[tuple[str, object]]) -> None:
-    result = runner.invoke(app, ["mcp", str(dev_brain), "--http", "8765"])
+@pytest.fixture
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something else listens on, for the test's length."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def test_http_says_where_it_serves(
+    dev_brain: Path, served: list[tuple[str, object]], free_port: int
+) -> None:
+    result = runner.invoke(app, ["mcp", str(dev_brain), "--http", str(free_port)])
     assert result.exit_code == 0
-    assert result.stderr == "keel mcp: serving bot cli in cli on http://127.0.0.1:8765/mcp\n"
-    assert served == [("http", ("keel", 8765))]
+    assert result.stderr == (
+        f"keel mcp: serving bot cli in cli on http://127.0.0.1:{free_port}/mcp\n"
+    )
+    assert served == [("http", ("keel", ("127.0.0.1", free_port)))], "the port bound first"
+
+
+def test_a_busy_port_is_a_usage_error_before_anything_claims_to_serve(
+    dev_brain: Path, served: list[tuple[str, object]], busy_port: int
+) -> None:
+    result = runner.invoke(app, ["mcp", str(dev_brain), "--http", str(busy_port)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"error: port {busy_port} is in use — pick another --http PORT\n"
+    assert served == []
 
 
 def test_a_role_that_is_not_a_cli_agent_is_served_with_a_warning(

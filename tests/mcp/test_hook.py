@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import keel.cli.hook_cmd  # noqa: F401  (registers the command)
+from keel.budget.fit import Stub
 from keel.cli import app
-from keel.link.values import Conversation
+from keel.link.values import Conversation, Link
+from keel.mcp.hook import stub_line
 from keel.runtime.engine import Engine
-from tests.mcp.brains import SENT_BEFORE, STYLE, TICKET, WITHDRAWN_T1
+from tests.mcp.brains import DEV_BRAIN, SENT_BEFORE, STYLE, TICKET, WITHDRAWN_T1
 from tests.mcp.conftest import Engines
 from tests.mcp.launch import child_env, keel_command
 
@@ -184,7 +187,18 @@ def test_a_refused_turn_never_blocks(
 def test_a_mistyped_command_line_never_blocks(args: list[str]) -> None:
     result = runner.invoke(app, ["agent-hook", *args], input=payload("prompt_checkout"))
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("keel agent-hook: ")
+    assert line.endswith(" — see keel agent-hook --help")
+
+
+def test_a_mistyped_option_is_named_in_its_one_line() -> None:
+    result = runner.invoke(
+        app, ["agent-hook", "brain", "--sesion", "x"], input=payload("prompt_checkout")
+    )
+    assert result.stderr == (
+        "keel agent-hook: No such option: --sesion — see keel agent-hook --help\n"
+    )
 
 
 def test_not_a_brain_never_blocks(tmp_path: Path) -> None:
@@ -206,3 +220,122 @@ def test_the_hook_as_claude_code_runs_it(dev: Engine, database_url: str) -> None
     assert (done.returncode, done.stderr) == (0, "")
     body = json.loads(done.stdout)
     assert STYLE in body["hookSpecificOutput"]["additionalContext"]
+
+
+CATALOG = "<context-catalog>"
+TICKET_LINE = "- ticket: The ticket being worked on, with its status."
+
+
+def test_the_catalog_and_where_to_open_it_come_once_per_session(
+    dev: Engine, database_url: str
+) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    first = added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    second = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    compacted = added(hook(brain, payload("session_start_compact"), *db), "SessionStart")
+    after = added(hook(brain, payload("prompt_done"), *db), "UserPromptSubmit")
+    quiet(hook(brain, payload("session_start_clear"), *db))
+    cleared = added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+
+    catalog = first.split("\n\n")[-1]
+    assert catalog.startswith(CATALOG)
+    assert "context_open — a tool of Keel's MCP server (keel mcp)" in catalog
+    assert TICKET_LINE in catalog
+    assert catalog.endswith("</context-catalog>")
+    assert CATALOG not in second
+    assert CATALOG not in after
+    assert catalog in compacted, "the agent lost it in the compaction"
+    assert catalog in cleared, "and in the clear"
+    assert sum(text.count(CATALOG) for text in (first, second, after)) == 1
+
+
+def test_a_new_session_gets_the_catalog_again(dev: Engine, database_url: str) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    other = payload("prompt_colour").replace("5f3c8d3e", "00000000")
+    assert CATALOG in added(hook(brain, other, *db), "UserPromptSubmit")
+
+
+def test_a_role_with_nothing_to_open_gets_no_catalog(dev: Engine, database_url: str) -> None:
+    first = added(
+        hook(dev.source.root, payload("prompt_checkout"), "--db", database_url, "--role", "dev"),
+        "UserPromptSubmit",
+    )
+    assert CATALOG in first
+    quiet_role = hook(
+        dev.source.root, payload("prompt_colour"), "--db", database_url, "--role", "auditor"
+    )
+    assert quiet_role.exit_code == 0
+    assert CATALOG not in quiet_role.stdout
+
+
+def test_a_stub_says_where_context_open_is(
+    write_brain: Callable[[dict[str, str | bytes]], Path], engines: Engines, database_url: str
+) -> None:
+    role = DEV_BRAIN["features/shop/dev.agent.md"]
+    assert isinstance(role, str)
+    narrow = role.replace("agent: cli\n", "agent: cli\ncontexts_budget: {maxActive: 1}\n")
+    engine = engines(write_brain({**DEV_BRAIN, "features/shop/dev.agent.md": narrow}))
+    engine.bind(context="ticket", entity="T-1", chat="cli")
+    text = added(
+        hook(engine.source.root, payload("prompt_checkout"), "--db", database_url),
+        "UserPromptSubmit",
+    )
+    assert (
+        '<context-stub name="style">left out for room; context_open("style") reads it — a tool '
+        "of Keel's MCP server (keel mcp)</context-stub>"
+    ) in text
+
+
+def test_stub_lines_without_anything_to_call_stay_as_the_budget_wrote_them() -> None:
+    link = Link(context="style", entity=None, kind="always", feature="shop")
+    too_large = Stub(link=link, knob="chars", text="<too large/>")
+    for_room = Stub(link=link, knob="contexts.maxActive", text="<for room/>")
+    assert stub_line(too_large, can_open=True) == "<too large/>"
+    assert stub_line(for_room, can_open=False) == "<for room/>"
+    assert "keel mcp" in stub_line(for_room, can_open=True)
+
+
+LINT_CONTEXT = "---\nwhen: [ask]\ndescription: Lint rules.\n---\nRun the linter.\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        pytest.param(
+            "def match(turn, ctx=None):\n    raise RuntimeError('boom')\n",
+            "match raised RuntimeError: boom",
+            id="raises",
+        ),
+        pytest.param(
+            "def match(turn, ctx=None):\n    return 'yes'\n",
+            "features/shop/lint.context.py",
+            id="wrong-shape",
+        ),
+    ],
+)
+def test_brain_code_that_fails_is_one_warning_line_on_stderr(
+    write_brain: Callable[[dict[str, str | bytes]], Path],
+    engines: Engines,
+    database_url: str,
+    code: str,
+    said: str,
+) -> None:
+    role = DEV_BRAIN["features/shop/dev.agent.md"]
+    assert isinstance(role, str)
+    files: dict[str, str | bytes] = {
+        **DEV_BRAIN,
+        "features/shop/dev.agent.md": role.replace("[style, ticket]", "[style, ticket, lint]"),
+        "features/shop/lint.context.md": LINT_CONTEXT,
+        "features/shop/lint.context.py": (
+            f"from keel.code import define_context\n\n{code}\n"
+            "context = define_context(match=match)\n"
+        ),
+    }
+    engine = engines(write_brain(files))
+    result = hook(engine.source.root, payload("prompt_checkout"), "--db", database_url)
+    assert result.exit_code == 0
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("keel agent-hook: warning: features/shop/lint.context.py")
+    assert said in line
+    assert STYLE in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

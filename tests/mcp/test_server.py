@@ -216,6 +216,37 @@ async def test_resources_are_the_catalog_and_the_contexts_the_role_may_open(
     assert refused.value.error.code == unknown.value.error.code == INVALID_PARAMS
 
 
+@pytest.mark.parametrize(
+    "uri",
+    [
+        pytest.param("keel://context/nope", id="no-such-context"),
+        pytest.param("keel://context/cashflow", id="another-feature-s"),
+        pytest.param("keel://context/cashflow/2026-11", id="another-feature-s-keyed"),
+    ],
+)
+async def test_a_context_the_room_may_not_open_is_refused_naming_only_its_own(
+    reference_engine: Engine, mode: str, uri: str
+) -> None:
+    name = uri.removeprefix("keel://context/").partition("/")[0]
+    async with connect(reference_engine, ACME, mode) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource(uri)
+    assert refused.value.error.code == INVALID_PARAMS
+    assert str(refused.value) == (
+        f"refused: no context '{name}' that role 'client-desk' may open here — expected one "
+        "of: client"
+    )
+
+
+async def test_a_role_that_may_open_nothing_names_nothing(dev_engine: Engine, mode: str) -> None:
+    async with connect(dev_engine, AUDITOR, mode) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("keel://context/style")
+    assert str(refused.value) == (
+        "refused: no context 'style' to read here — role 'auditor' may open none"
+    )
+
+
 async def test_a_keyed_resource_reads_one_entity(dev_engine: Engine, mode: str) -> None:
     async with connect(dev_engine, DEV, mode) as client:
         contents = (await client.read_resource("keel://context/ticket/T-2")).contents

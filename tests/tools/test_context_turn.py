@@ -14,7 +14,7 @@ from keel.errors import FitOverflow, Refused
 from keel.link.values import Conversation, Link, Refusal, TurnRequest
 from keel.runtime.engine import Engine
 from keel.tools import CODING_TOOLS, TOOLS, turn_text
-from keel.tools.context_turn import NO_CONTEXT, NOTHING_NEW
+from keel.tools.context_turn import NO_CONTEXT
 from keel.turn.prepared import PreparedTurn
 from tests.mcp.brains import DEV_BRAIN, SENT_BEFORE, STYLE, TICKET, WITHDRAWN_T1
 
@@ -74,6 +74,13 @@ def test_turn_text(turn_: PreparedTurn, text: str) -> None:
     assert turn_text(turn_) == text
 
 
+def test_a_caller_may_word_the_stubs_its_own_way() -> None:
+    turn_ = prepared(session_text="<delta/>", stubs=(STUB,))
+    assert turn_text(turn_, stub_line=lambda s: f"stub {s.link.context}") == (
+        "<delta/>\n\nstub ticket"
+    )
+
+
 def engine_on(root: Path, database_url: str | None = None) -> Engine:
     engine = Engine(root, database_url, tools=CODING_TOOLS, watch=False)
     engine.apply_state()
@@ -127,8 +134,11 @@ def test_without_a_session_the_blocks_come_whole_each_time(dev: Engine) -> None:
 def test_a_turn_that_adds_nothing_says_so_in_one_line(write_brain: WriteBrain) -> None:
     quiet = {**DEV_BRAIN, "features/shop/style.context.md": "---\nwhen: [ask]\n---\nSmall.\n"}
     with engine_on(write_brain(quiet)) as engine:
-        assert turn(engine, "hi", session="s1") == NOTHING_NEW
-        assert turn(engine, "hi") == NO_CONTEXT
+        first = turn(engine, "hi", session="s1")
+        assert turn(engine, "hi again", session="s1") == first
+        assert turn(engine, "hi") == first
+    assert first == NO_CONTEXT == "No feature context applies to this input; nothing to add."
+    assert "last turn" not in first, "a fresh session had no earlier turn to compare with"
 
 
 def test_a_turn_that_does_not_fit_is_refused_and_records_nothing(

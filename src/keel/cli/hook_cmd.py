@@ -3,7 +3,8 @@
 The command reads one JSON object on stdin and prints the context to add (see
 `keel.mcp.hook`). It never exits with status 2 — for Claude Code's UserPromptSubmit that
 status blocks the prompt and erases it — so every failure, a mistyped option included, is
-one line on stderr and status 1, which the agent reports and goes past.
+one line on stderr and status 1, which the agent reports and goes past. The turn's
+warnings (brain code that failed) are one line each on stderr, with status 0.
 """
 
 from __future__ import annotations
@@ -26,20 +27,25 @@ from keel.cli.options import (
 )
 from keel.errors import KeelError
 from keel.link.values import Conversation
+from keel.log import shown
 from keel.mcp.hook import answer, output, read_input
 from keel.mcp.room import Room
 
+NAME = "keel agent-hook"
+
 
 class _NeverBlocking(typer.core.TyperCommand):
-    """A command whose usage errors exit 1, not the 2 that would block the agent's prompt."""
+    """A command whose usage errors are one line and exit 1, not the 2 that would block the
+    agent's prompt (nor the boxed usage text, which the agent would show as its error)."""
 
     # typer.Context narrows the vendored click context this method is declared with.
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         try:
             return super().parse_args(ctx, args)
         except typer.TyperException as exc:
-            exc.exit_code = EXIT_FAILED
-            raise
+            said = " ".join(exc.format_message().split()).rstrip(".")
+            sys.stderr.write(f"{NAME}: {said} — see {NAME} --help\n")
+            raise typer.Exit(EXIT_FAILED) from None
 
 
 @app.command("agent-hook", cls=_NeverBlocking)
@@ -57,9 +63,11 @@ def agent_hook(
     try:
         payload = read_input(sys.stdin.read())
         with open_engine(brain, db) as engine:
-            text = answer(engine, room, payload)
+            said = answer(engine, room, payload)
     except KeelError as exc:
-        sys.stderr.write(f"keel agent-hook: {exc}\n")
+        sys.stderr.write(f"{NAME}: {exc}\n")
         raise typer.Exit(EXIT_FAILED) from None
-    if text:
-        sys.stdout.write(output(payload.hook_event_name, text) + "\n")
+    for warning in said.warnings:
+        sys.stderr.write(f"{NAME}: warning: {shown(warning)}\n")
+    if said.text:
+        sys.stdout.write(output(payload.hook_event_name, said.text) + "\n")

@@ -8,6 +8,7 @@ was still imported).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from keel.cli.app import EXIT_REFUSED, app, console, emit_json, guard
-from keel.importers import ImportReport, import_rules
+from keel.importers import ImportedRule, ImportReport, RoleChange, import_rules
 
 SourceArg = Annotated[
     Path,
@@ -94,17 +95,12 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
         f"{len(report.removed)} removed",
         f"{len(report.unchanged)} unchanged",
     ]
-    out.print(f"\nfiles: {', '.join(counts)}")
+    # A blank line after the rules; none above the first line of the report.
+    out.print(f"{chr(10) if report.rules else ''}files: {', '.join(counts)}")
     for path in report.removed:
         out.print(f"  removed {path}", markup=False)
     if report.role is not None:
-        changed = report.role.added or report.role.dropped
-        verb = "created" if report.role.created else "updated" if changed else "unchanged"
-        added = f"; added {len(report.role.added)}" if report.role.added else ""
-        dropped = f"; dropped {', '.join(report.role.dropped)}" if report.role.dropped else ""
-        out.print(
-            f"role {report.role.role}: {verb} {report.role.path}{added}{dropped}", markup=False
-        )
+        _role(report.role, report.rules, out)
     for title, style, notices in (
         ("warnings", "yellow", report.warnings),
         ("skipped", "yellow", report.skipped),
@@ -119,3 +115,20 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
     if report.rules:
         # The brain as the user typed it, as `keel init` says it.
         out.print(f"\nNext: [bold]keel doctor {escape(brain_arg or report.brain)}[/]")
+
+
+def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None:
+    """What happened to the `--role` role: its contexts, and the room it was given."""
+    changed = role.added or role.dropped or role.max_active is not None
+    verb = "created" if role.created else "updated" if changed else "unchanged"
+    added = f"; added {len(role.added)}" if role.added else ""
+    dropped = f"; dropped {', '.join(role.dropped)}" if role.dropped else ""
+    out.print(f"role {role.role}: {verb} {role.path}{added}{dropped}", markup=False)
+    if role.max_active is not None:
+        always = sum(r.when == ("always",) for r in rules)
+        out.print(
+            f"  contexts_budget.maxActive: {role.max_active} — room for {always} always-on "
+            f"{'rule' if always == 1 else 'rules'} and {role.max_active - always} contexts that "
+            "a turn's files or opens bring",
+            markup=False,
+        )

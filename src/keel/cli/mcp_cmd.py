@@ -1,12 +1,16 @@
 """`keel mcp`: serve a brain to a coding agent over the Model Context Protocol.
 
 The MCP SDK is imported when the command runs, not when `keel` starts: it takes about a
-second. Errors before serving go to stderr — over stdio, stdout is the protocol.
+second. Errors before serving go to stderr — over stdio, stdout is the protocol. With
+`--http`, the port is bound before the line that says where it serves: a busy port is a
+usage error (exit 2), and nothing claims to serve.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sys
 from typing import Annotated
 
@@ -90,6 +94,19 @@ def _serve(engine: Engine, room: Room, http: int | None) -> None:
     server = build_server(engine, room)
     if http is None:
         anyio.run(serve_stdio, server)
-    else:
+        return
+    with _bound(http) as sock:
         sys.stderr.write(f"keel mcp: serving {room.where} on http://127.0.0.1:{http}/mcp\n")
-        anyio.run(serve_http, server, http)
+        anyio.run(serve_http, server, sock)
+
+
+def _bound(port: int) -> socket.socket:
+    """The loopback socket for `--http PORT`; a usage error when the port cannot be had."""
+    from keel.mcp.transports import listen  # the SDK is there: `_serve` imported it
+
+    try:
+        return listen(port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            fail(f"port {port} is in use — pick another --http PORT")
+        fail(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}) — pick another --http PORT")

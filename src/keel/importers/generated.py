@@ -129,17 +129,21 @@ line are rewritten or removed, and files without that line are left alone.
 """
 
 
-def role_text(role: str, source_name: str, contexts: Sequence[str]) -> str:
-    """A new role for the imported contexts: a CLI coding agent that may open them."""
+def role_text(
+    role: str, source_name: str, contexts: Sequence[str], *, max_active: int | None = None
+) -> str:
+    """A new role for the imported contexts: a CLI coding agent that may open them, with
+    room for `max_active` contexts a turn when given."""
     listed = "".join(f"  - {c}\n" for c in contexts) if contexts else ""
     key = "contexts:\n" + listed if contexts else "contexts: []\n"
+    budget = "" if max_active is None else f"contexts_budget:\n  maxActive: {max_active}\n"
     return f"""---
 {WRITTEN} — `keel import --role {role}` keeps contexts: in step with the rules
 description: {_text(f"A coding agent working in {source_name}, under its imported rules.")}
 agent: cli
 capabilities:
   - context:read
-{key}---
+{key}{budget}---
 You are a coding agent working in the {source_name} repository. Its always-on rules are in
 front of you. The others are in your catalog, those for particular files too: when the task
 touches what one describes, open it with context_open and follow it.

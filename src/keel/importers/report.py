@@ -50,6 +50,9 @@ class RoleChange:
     created: bool
     added: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    # The `contexts_budget.maxActive` the import gave the role, so that its always-on
+    # contexts are not stubbed; None when it had room already.
+    max_active: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class RoleChange:
             "created": self.created,
             "added": list(self.added),
             "dropped": list(self.dropped),
+            "max_active": self.max_active,
         }
 
 

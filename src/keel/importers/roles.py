@@ -5,6 +5,12 @@ An existing `<R>.agent.md` anywhere under `features/` gets the imported ids adde
 comments, the persona — is kept (the frontmatter is edited in ruamel's round-trip mode). A
 role that admits `'*'` already admits them. Without such a file the import creates
 `features/<feature>/<R>.agent.md`: a CLI coding agent that may open contexts.
+
+Always-on rules need room: a turn carries at most `maxActive` contexts, and the links a
+turn's files or opens bring come before `always` ones, so a role holding as many always-on
+rules as `maxActive` would see them stubbed as soon as a file rule matched. The role's
+`contexts_budget.maxActive` is raised to what it needs (`Room`) — never lowered, so a
+value its author set higher stays.
 """
 
 from __future__ import annotations
@@ -23,6 +29,18 @@ from keel.importers.generated import role_text
 from keel.importers.owned import ROLE, BrainFiles
 from keel.importers.report import RoleChange
 from keel.importers.rules import Notice
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Room:
+    """The contexts a turn of the role must be able to carry, and what it carries now.
+
+    `needed`: the `maxActive` the role should have at least (0: nothing to raise);
+    `default`: what a role that sets no `maxActive` gets (the MANIFEST's, else Keel's).
+    """
+
+    needed: int = 0
+    default: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,8 +64,10 @@ def plan_role(
     add: Sequence[str],
     drop: Sequence[str],
     asks: bool,
+    room: Room = Room(),
 ) -> RolePlan:
-    """Add `add` to the role's `contexts:` and take `drop` out, or create the role."""
+    """Add `add` to the role's `contexts:` and take `drop` out, or create the role; raise its
+    `contexts_budget.maxActive` to `room.needed` when it is lower."""
     paths = files.roles.get(role, ())
     if len(paths) > 1:
         reason = (
@@ -57,20 +77,28 @@ def plan_role(
         return RolePlan(refused=(Notice(path=paths[0], message=reason),))
     if not paths:
         path = f"features/{feature}/{role}{ROLE}"
-        change = RoleChange(role=role, path=path, created=True, added=tuple(add))
-        return RolePlan(change=change, path=path, text=role_text(role, source_name, add))
+        raised = room.needed if room.needed > room.default else None
+        change = RoleChange(role=role, path=path, created=True, added=tuple(add), max_active=raised)
+        text = role_text(role, source_name, add, max_active=raised)
+        return RolePlan(change=change, path=path, text=text)
     path = paths[0]
     try:
         text = (root / path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _refuse(path, f"cannot read the role file ({exc}); its contexts: were not changed")
-    edited = _edit(text, add, drop)
+    edited = _edit(text, add, drop, room)
     if isinstance(edited, str):
         return _refuse(path, f"{edited}; its contexts: were not changed — add the ids by hand")
-    new_text, front, added, dropped = edited
-    warnings = _capabilities(path, role, front) if asks else ()
-    change = RoleChange(role=role, path=path, created=False, added=added, dropped=dropped)
-    return RolePlan(change=change, path=path, text=new_text, warnings=warnings)
+    warnings = _capabilities(path, role, edited.front) if asks else ()
+    change = RoleChange(
+        role=role,
+        path=path,
+        created=False,
+        added=edited.added,
+        dropped=edited.dropped,
+        max_active=edited.raised,
+    )
+    return RolePlan(change=change, path=path, text=edited.text, warnings=warnings)
 
 
 def listing(root: Path, paths: Sequence[str], ids: Sequence[str]) -> tuple[Notice, ...]:
@@ -119,9 +147,18 @@ def _split(text: str) -> tuple[list[str], Any, str] | None:
     return lines[: close + 1], front, "".join(lines[close + 1 :])
 
 
-def _edit(
-    text: str, add: Sequence[str], drop: Sequence[str]
-) -> tuple[str, Any, tuple[str, ...], tuple[str, ...]] | str:
+@dataclass(frozen=True, slots=True)
+class _Edited:
+    """The role file after the edit, its frontmatter, and what changed in it."""
+
+    text: str
+    front: Any
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    raised: int | None = None
+
+
+def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Edited | str:
     try:
         split = _split(text)
     except YAMLError as exc:
@@ -137,19 +174,41 @@ def _edit(
         front["contexts"] = listed
     if not isinstance(listed, list):
         return "its contexts: is not a list"
-    if "*" in listed:
-        return text, front, (), ()
-    gone = set(drop)
-    dropped = tuple(c for c in listed if c in gone)
-    for ident in dropped:
-        listed.remove(ident)
-    added = tuple(a for a in add if a not in listed)
-    listed.extend(added)
-    if not added and not dropped:
-        return text, front, (), ()
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    if "*" not in listed:  # a role that admits every context already admits these
+        gone = set(drop)
+        dropped = tuple(c for c in listed if c in gone)
+        for ident in dropped:
+            listed.remove(ident)
+        added = tuple(a for a in add if a not in listed)
+        listed.extend(added)
+    raised = _raise_max_active(front, room)
+    if isinstance(raised, str):
+        return raised
+    if not added and not dropped and raised is None:
+        return _Edited(text, front)
     out = io.StringIO()
     _yaml().dump(front, out)
-    return "---\n" + out.getvalue() + "---\n" + rest, front, added, dropped
+    return _Edited("---\n" + out.getvalue() + "---\n" + rest, front, added, dropped, raised)
+
+
+def _raise_max_active(front: CommentedMap, room: Room) -> int | str | None:
+    """Set `contexts_budget.maxActive` to `room.needed` when the role carries fewer; the
+    value set, None when it already has room, or why the file cannot be changed."""
+    budget = front.get("contexts_budget")
+    current = budget.get("maxActive") if isinstance(budget, dict) else None
+    if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
+        return None  # not a number: the loader refuses the file and says so; left as written
+    if room.needed <= (room.default if current is None else current):
+        return None
+    if budget is None:
+        budget = CommentedMap()
+        front["contexts_budget"] = budget
+    if not isinstance(budget, dict):
+        return "its contexts_budget: is not a mapping"
+    budget["maxActive"] = room.needed
+    return room.needed
 
 
 def _capabilities(path: str, role: str, front: Any) -> tuple[Notice, ...]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
+from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import WhenWord
 from keel.errors import UsageError
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
@@ -36,7 +37,7 @@ from keel.importers.generated import (
 from keel.importers.ids import assign, is_id, slug
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
-from keel.importers.roles import listing, plan_role
+from keel.importers.roles import Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 
@@ -46,7 +47,7 @@ def import_rules(
 ) -> ImportReport:
     """Import the rule files under `source` into `brain` as `features/<feature>/`."""
     source_dir = _directory(source, "give the repository whose rules to import")
-    brain_dir = _directory(brain, f"give a brain directory (keel init {brain} starts one)")
+    brain_dir = _brain(brain)
     name = feature if feature is not None else slug(source_dir.name)
     if not is_id(name):
         raise UsageError(
@@ -61,7 +62,7 @@ def import_rules(
     found = discover(source_dir, skip=brain_dir)
     mapped = _map(source_dir, found)
     files = scan_brain(brain_dir, name)
-    return _Import(brain_dir, source_dir, name, role, files, mapped, found).run()
+    return _Import(brain_dir, source_dir, name, role, files, mapped, found, given=source).run()
 
 
 def _directory(path: Path, fix: str) -> Path:
@@ -69,6 +70,21 @@ def _directory(path: Path, fix: str) -> Path:
         raise UsageError(f"{path}: no such directory — {fix}")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory — {fix}")
+    return path.resolve()
+
+
+def _brain(path: Path) -> Path:
+    """The brain directory, resolved; `UsageError` for a path that is not a brain.
+
+    Stricter than the loader, which takes any folder with a `features/`: the import writes,
+    and a repository of its own (many keep a `features/` folder) must not be written into.
+    """
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path}: not a directory — give the brain directory to import into")
+    if not (path / MANIFEST_PATH).is_file():
+        raise UsageError(
+            f"{path} is not a brain (no {MANIFEST_PATH}) — `keel init {path}` starts one"
+        )
     return path.resolve()
 
 
@@ -126,8 +142,11 @@ class _Import:
         files: BrainFiles,
         mapped: list[Mapped],
         found: Found,
+        *,
+        given: Path,
     ) -> None:
         self.brain, self.source, self.feature, self.role = brain, source, feature, role
+        self.given = given  # the source as the caller wrote it, for messages
         self.folder = f"features/{feature}"
         self.files = files
         self.found = found
@@ -154,8 +173,9 @@ class _Import:
             imported.append(self._write(rule, placed, turn_chars, keep))
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
-        role = self._role(imported, removed_ids)
-        self._crowding(imported, max_active)
+        role = self._role(imported, removed_ids, max_active)
+        if role is None:
+            self._crowding(imported, max_active)
         return ImportReport(
             source=str(self.source),
             brain=str(self.brain),
@@ -294,11 +314,17 @@ class _Import:
             return
         self.out.put(path, feature_text(self.source.name, (r.tool for r in imported)))
 
-    def _role(self, imported: list[ImportedRule], removed: list[str]) -> RoleChange | None:
+    def _role(
+        self, imported: list[ImportedRule], removed: list[str], max_active: int
+    ) -> RoleChange | None:
         others = [p for r, paths in self.files.roles.items() if r != self.role for p in paths]
         self.warnings.extend(listing(self.brain, others, removed))
         if self.role is None:
             return None
+        # Links that files and opens bring come before `always` ones: give the always-on
+        # rules room on top of what a turn of this brain carries anyway.
+        always = sum(r.when == ("always",) for r in imported)
+        room = Room(needed=always + max_active if always else 0, default=max_active)
         plan = plan_role(
             self.brain,
             self.role,
@@ -308,6 +334,7 @@ class _Import:
             add=[r.context for r in imported],
             drop=removed,
             asks=any(r.when == ("ask",) for r in imported),
+            room=room,
         )
         self.warnings.extend(plan.warnings)
         self.refused.extend(plan.refused)
@@ -316,21 +343,24 @@ class _Import:
         return plan.change
 
     def _crowding(self, imported: Iterable[ImportedRule], max_active: int) -> None:
+        """Warn when no role was given room for the always-on rules and they overflow."""
         always = [r.context for r in imported if r.when == ("always",)]
+        # With --role given, the role was refused and says why; re-running alone won't do.
+        again = "re-run with --role ROLE, which gives it room for them, " if not self.role else ""
         if len(always) > max_active:
             self.warnings.append(
                 Notice(
                     path="constitution/MANIFEST.yaml",
                     message=f"{len(always)} imported contexts are always-on, but a turn carries "
                     f"at most contexts.maxActive ({max_active}); the rest arrive as one-line "
-                    "stubs the agent can open — raise contexts.maxActive, or make some of the "
-                    "source rules description- or glob-triggered",
+                    f"stubs the agent can open — {again}raise contexts.maxActive, or make some "
+                    "of the source rules description- or glob-triggered",
                 )
             )
 
     def _hint(self, imported: list[ImportedRule]) -> str | None:
         if not imported and not self.found.count:
-            return f"no rule files found in {self.source} — nothing to import"
+            return f"no rule files found in {self.given} — nothing to import"
         if self.role is not None or not imported:
             return None
         return (

@@ -20,6 +20,17 @@ CLI-agent session:
 - `SessionStart` with source `clear`, and `PreCompact`: the session forgets what it was
   sent, so the next prompt's turn sends everything. `startup` and `resume` need nothing.
 
+An agent with only the hook has no `context_open`: that is a tool of Keel's MCP server
+(`keel mcp`). So the hook says where it lives: once per session (again after a compaction
+or a clear, or when the catalog changes) a `<context-catalog>` block lists the contexts
+the role may open and names the tool, and a stub line says the same. What the session was
+sent of the catalog is kept beside its contexts, in the session's companion state
+(`<session id>#catalog`), written in the turn's own transaction.
+
+Brain code that failed in the turn (it raised, hung or answered the wrong shape) costs
+only its own context, as in any turn; the hook prints each of the turn's warnings as one
+line on stderr and still exits 0, so the agent shows them without blocking anything.
+
 Failing must never cost the person their prompt: for UserPromptSubmit, exit status 2
 blocks the prompt and erases it. Every failure of the hook — malformed input, an event it
 does not answer, a refusal, a database that cannot be reached — is one line on stderr and
@@ -29,21 +40,34 @@ exit status 1, which the agent treats as a non-blocking error, with nothing on s
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from keel.budget.fit import Stub
+from keel.budget.render import inline, open_tag
 from keel.errors import UsageError
+from keel.link.values import TurnRequest
 from keel.mcp.room import Room
-from keel.payload.sessions import SessionState
+from keel.payload.sessions import SentContext, SessionState, digest
 from keel.runtime.engine import Engine
-from keel.tools.context_turn import turn_text
-from keel.turn.prepared import Session
+from keel.store import Tx
+from keel.tools.context_turn import Joined, turn_text
+from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepared import PreparedTurn, Session
 
 PROMPT = "UserPromptSubmit"
 START = "SessionStart"
 PRE_COMPACT = "PreCompact"
 EVENTS = (PROMPT, START, PRE_COMPACT)
+# Where an agent finds `context_open`: the hook alone cannot open anything.
+TOOL_HOME = "a tool of Keel's MCP server (keel mcp)"
+CATALOG_HEAD = (
+    f"Contexts you can open when the task needs one: call context_open — {TOOL_HOME} — with "
+    "the name (and the entity, for a keyed one). Without that server they cannot be opened "
+    "in this session."
+)
 
 
 class HookInput(BaseModel):
@@ -85,25 +109,79 @@ def read_input(text: str) -> HookInput:
     return payload
 
 
-def answer(engine: Engine, room: Room, payload: HookInput) -> str:
-    """The context to add for this hook call; '' when there is none."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookAnswer:
+    """What one hook call prints: the context to add, and the turn's warnings."""
+
+    text: str = ""  # '' when there is nothing to add
+    warnings: tuple[str, ...] = ()  # brain code that failed, a context that did not load
+
+
+def answer(engine: Engine, room: Room, payload: HookInput) -> HookAnswer:
+    """The context to add for this hook call, and what went wrong on the way."""
     event, source, session = payload.hook_event_name, payload.source, payload.session_id
     if event == PROMPT:
-        request = room.request(text=payload.prompt or "")
-        prepared, _ = engine.prepare(request, session=Session(id=session))
-        return turn_text(prepared)
+        return _turn(engine, room.request(text=payload.prompt or ""), Session(id=session))
     if event == START and source == "compact":
-        prepared, _ = engine.prepare(room.request(), session=Session(id=session, compacted=True))
-        return turn_text(prepared)
+        return _turn(engine, room.request(), Session(id=session, compacted=True))
     if event == PRE_COMPACT or (event == START and source == "clear"):
         forget_session(engine, session)
-    return ""
+    return HookAnswer()
 
 
 def forget_session(engine: Engine, session: str) -> None:
     """Drop what a CLI-agent session was sent: its next turn sends everything whole."""
     with engine.store.transaction() as tx:
         tx.save_session(session, SessionState())
+        tx.save_session(_catalog_session(session), SessionState())
+
+
+def _turn(engine: Engine, request: TurnRequest, session: Session) -> HookAnswer:
+    """One recorded turn, and the catalog when the session has not been sent it."""
+    brain = engine.brain  # one snapshot for the whole call, though the files may change
+    with engine.store.transaction() as tx:
+        prepared, _ = prepare_and_assemble(
+            brain,
+            Joined(tx),
+            request,
+            engine.counter,
+            engine.tools.for_role,
+            session=session,
+            code=engine.code,
+        )
+        catalog = _catalog(tx, prepared, session)
+    can_open = brain.roles[prepared.role].can("context:read")
+    text = turn_text(prepared, stub_line=lambda stub: stub_line(stub, can_open=can_open))
+    return HookAnswer(text="\n\n".join(t for t in (text, catalog) if t), warnings=prepared.log)
+
+
+def _catalog(tx: Tx, prepared: PreparedTurn, session: Session) -> str:
+    """The catalog block if this session was not sent it as it is now, else ''."""
+    if not prepared.catalog:
+        return ""
+    lines = [f"- {ident}: {description}" for ident, description in prepared.catalog]
+    text = "\n".join(["<context-catalog>", CATALOG_HEAD, *lines, "</context-catalog>"])
+    sent = SentContext(context="catalog", entity=None, instructions=digest(text))
+    companion = _catalog_session(session.id)
+    if not session.compacted and tx.session_state(companion).contexts == (sent,):
+        return ""
+    tx.save_session(companion, SessionState(contexts=(sent,)))
+    return text
+
+
+def _catalog_session(session: str) -> str:
+    return f"{session}#catalog"
+
+
+def stub_line(stub: Stub, *, can_open: bool) -> str:
+    """A stub as the hook sends it: where `context_open` is, when the stub offers it."""
+    if stub.knob == "chars" or not can_open:
+        return stub.text  # too large to read, or the role may not open it: nothing to call
+    link = stub.link
+    args = ", ".join(json.dumps(a) for a in (link.context, link.entity) if a is not None)
+    head = open_tag("context-stub", link.context, link.entity)
+    why = f"left out for room; context_open({inline(args)}) reads it — {TOOL_HOME}"
+    return f"{head}{why}</context-stub>"
 
 
 def output(event: str, text: str) -> str:

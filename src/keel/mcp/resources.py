@@ -9,8 +9,10 @@
   as the template `keel://context/<id>/{entity}`; the pin refuses another room's key.
 
 A role that cannot call `context_open` (no `context:read`) is offered nothing: it could
-read nothing. The listing is computed from the brain as it is now; no SDK type is used
-here, so the rules can be tested without a server.
+read nothing. A URI naming a context the role is not offered is refused before anything is
+read, and the refusal names only the contexts it is offered: in a client's room, the ids of
+every other feature are not the client's to learn. The listing is computed from the brain
+as it is now; no SDK type is used here, so the rules can be tested without a server.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from keel.assemble.texts import catalog_text
+from keel.brain.problems import did_you_mean
 from keel.errors import UsageError
 from keel.link.bindings import access_bindings
 from keel.link.catalog import catalog
@@ -84,7 +87,19 @@ def read(engine: Engine, room: Room, uri: str) -> str:
     context, sep, key = uri.removeprefix(CONTEXT_PREFIX).partition("/")
     if not context or "/" in key or (sep and not key):
         raise UsageError(_unknown(uri))
+    openable = [o.context for o in offered(engine, room)]
+    if context not in openable:
+        raise UsageError(_not_offered(context, engine.role_for(request).id, openable))
     return engine.open(request, context, unquote(key) if sep else None)
+
+
+def _not_offered(context: str, role: str, openable: list[str]) -> str:
+    """Why a context cannot be read here, naming only those the role is offered."""
+    if not openable:
+        return f"no context {context!r} to read here — role {role!r} may open none"
+    return (
+        f"no context {context!r} that role {role!r} may open here{did_you_mean(context, openable)}"
+    )
 
 
 def _unknown(uri: str) -> str:

@@ -9,12 +9,15 @@ onto the protocol stream when the process exits. Logs go to stderr.
 HTTP (`--http PORT`) serves `http://127.0.0.1:PORT/mcp`, stateless, bound to loopback only;
 the SDK then also rejects a request whose Host header is not a loopback name (a DNS
 rebinding page in a browser). There is no authentication: anything on this machine that
-can reach the port is this room's agent.
+can reach the port is this room's agent. The port is bound (`listen`) before anything says
+it is served, and that very socket is what uvicorn serves: a busy port is a plain error the
+caller words, never uvicorn's own message and exit status.
 """
 
 from __future__ import annotations
 
 import contextlib
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +62,21 @@ def http_server(server: Server[Any], port: int) -> uvicorn.Server:
     return uvicorn.Server(config)
 
 
-async def serve_http(server: Server[Any], port: int) -> None:
-    """Serve on 127.0.0.1:`port` until interrupted (SIGINT or SIGTERM)."""
-    await http_server(server, port).serve()
+def listen(port: int) -> socket.socket:
+    """A socket bound to 127.0.0.1:`port`, for `serve_http`; `OSError` when the port cannot
+    be had (`errno.EADDRINUSE`: something already listens there)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # As uvicorn binds: a port whose last connections linger in TIME_WAIT is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((LOOPBACK, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(server: Server[Any], sock: socket.socket) -> None:
+    """Serve on the socket `listen` bound until interrupted (SIGINT or SIGTERM)."""
+    port: int = sock.getsockname()[1]
+    await http_server(server, port).serve(sockets=[sock])

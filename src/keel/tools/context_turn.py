@@ -11,7 +11,9 @@ written, as any turn's — and answers with the text the agent reads (`turn_text
 - for any other role, every attached block whole;
 - then one line per context the budget stubbed and per link Keel refused.
 
-A turn that changes nothing answers with one line saying so, never with an empty text.
+A turn that adds nothing answers with one line saying so, never with an empty text. In a
+session that can only be a turn that attaches no context at all: a context the session was
+sent before still answers (`(instructions as sent before)`), and one that left is withdrawn.
 
 The turn is recorded inside the tool call's own transaction (the registry runs every
 call in one), so a call that fails — a turn that does not fit included — leaves nothing
@@ -20,11 +22,12 @@ behind, and the call and its turn commit together.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from keel.budget.fit import Stub
 from keel.link.values import Refusal
 from keel.store import Tx
 from keel.store.store import Store
@@ -34,21 +37,25 @@ from keel.tools.registry import Tool, ToolContext
 from keel.turn.assembly import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
 
-NOTHING_NEW = "No context changed since this session's last turn; nothing to add."
-NO_CONTEXT = "This turn carries no feature context."
+NO_CONTEXT = "No feature context applies to this input; nothing to add."
 
 
-def turn_text(prepared: PreparedTurn) -> str:
+def _as_fitted(stub: Stub) -> str:
+    return stub.text
+
+
+def turn_text(prepared: PreparedTurn, *, stub_line: Callable[[Stub], str] = _as_fitted) -> str:
     """What a coding agent reads of a prepared turn; '' when there is nothing to add.
 
     The contexts (the session's delta, else the whole blocks), then one line per stub and
-    per refused link, separated by a blank line.
+    per refused link, separated by a blank line. `stub_line` words a stub (by default as
+    the budget did), for an agent that reads it somewhere other than a tool call.
     """
     if prepared.session_text is not None:
         contexts = prepared.session_text
     else:
         contexts = "\n\n".join(a.block.text for a in prepared.attached)
-    notes = [s.text for s in prepared.stubs] + [refusal_line(r) for r in prepared.refused]
+    notes = [stub_line(s) for s in prepared.stubs] + [refusal_line(r) for r in prepared.refused]
     pieces = [contexts] if contexts else []
     if notes:
         pieces.append("\n".join(notes))
@@ -61,11 +68,12 @@ def refusal_line(refusal: Refusal) -> str:
     return f"refused: {refusal.context}{key} ({refusal.kind} link): {refusal.reason}"
 
 
-class _Joined(Store):
-    """The store as seen from inside a tool call: its one transaction is the call's.
+class Joined(Store):
+    """The store as seen from inside a transaction: every transaction it opens is that one.
 
     `prepare_and_assemble` records a turn in a transaction of its own; a tool already runs
     in one, and on SQLite a second would wait for the first's write lock until it gave up.
+    A caller that writes more beside the turn (the prompt hook) joins them the same way.
     """
 
     __slots__ = ("_tx",)
@@ -90,17 +98,14 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         session = Session(id=args["session"], compacted=bool(args.get("compacted", False)))
     prepared, _ = prepare_and_assemble(
         ctx.brain,
-        _Joined(ctx.tx),
+        Joined(ctx.tx),
         request,
         Estimator(),
         CODING_TOOLS.for_role,
         session=session,
         code=ctx.code,
     )
-    text = turn_text(prepared)
-    if text:
-        return text
-    return NOTHING_NEW if prepared.session_text is not None else NO_CONTEXT
+    return turn_text(prepared) or NO_CONTEXT
 
 
 CONTEXT_TURN = Tool(
