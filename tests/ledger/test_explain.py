@@ -54,11 +54,11 @@ def test_a_pinned_room_explains_what_attached_what_was_refused_and_the_rest(
     assert "is not open to role 'client-desk'" in found["leave"][1]
     assert found["policy"] == [
         "not linked",
-        "role 'client-desk' does not list it in contexts:; not opened",
+        "role 'client-desk' does not list it in `contexts:`; not opened",
     ]
     assert found["pick"] == [
         "not linked",
-        "role 'client-desk' does not list it in contexts:; not a run",
+        "role 'client-desk' does not list it in `contexts:`; not a run",
     ]
     # What the store reads back explains the same.
     with journal_store.transaction() as tx:
@@ -83,7 +83,7 @@ def test_a_run_that_reaches_a_reply_context_says_its_when_has_no_run(
     assert found["rating"] == ["not linked", "the run reaches it, but its when has no run"]
     assert found["routine"] == [
         "not linked",
-        "role 'coach' does not list it in contexts:; the run's reach does not hold it",
+        "role 'coach' does not list it in `contexts:`; the run's reach does not hold it",
     ]
 
 
@@ -101,7 +101,7 @@ def test_offered_not_opened_and_another_bots_binding(
     )
     assert desk["client"] == [
         "not linked",
-        "role 'support' does not list it in contexts:; this chat binds it for bot 'nova' only; "
+        "role 'support' does not list it in `contexts:`; this chat binds it for bot 'nova' only; "
         "not a reply; not opened",
     ]
 

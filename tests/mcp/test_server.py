@@ -105,7 +105,7 @@ async def test_a_role_without_bind_gets_an_error_result_calling_it_anyway(
         result = await client.call_tool("context_bind", {"context": "ticket", "entity": "T-1"})
     assert result.is_error
     assert text(result) == (
-        "refused: role 'viewer' cannot call context_bind — add context:bind to its capabilities:"
+        "refused: role 'viewer' cannot call context_bind — add context:bind to its `capabilities:`"
     )
     with dev_engine.store.transaction() as tx:
         assert tx.bindings("cli") == ()

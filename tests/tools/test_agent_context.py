@@ -55,7 +55,7 @@ def test_without_turns_the_report_says_so(engine: Engine) -> None:
 
 
 def test_a_role_without_ledger_read_is_refused(engine: Engine) -> None:
-    with pytest.raises(Refused, match=f"add {LEDGER_CAPABILITY} to its capabilities"):
+    with pytest.raises(Refused, match=f"add {LEDGER_CAPABILITY} to its `capabilities:`"):
         ask(engine, "support")
 
 

@@ -55,7 +55,7 @@ def test_findings_are_the_answer_not_an_error(tmp_path: Path) -> None:
 
 def test_a_role_without_brain_check_is_refused(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
-    with pytest.raises(Refused, match="add brain:check to its capabilities"):
+    with pytest.raises(Refused, match="add brain:check to its `capabilities:`"):
         check(brain, "support")
 
 

@@ -152,7 +152,7 @@ def why_not_linked(brain: Brain, journal: TurnJournal, ident: str) -> str:
     reasons = _missing_words(brain, journal, context) or _no_source(brain, journal, context, role)
     if role is not None and not role.admits(ident):
         # Most contexts of a brain are not the role's: say that first.
-        reasons.insert(0, f"role '{role.id}' does not list it in contexts:")
+        reasons.insert(0, f"role '{role.id}' does not list it in `contexts:`")
     return "; ".join(reasons) or "nothing linked it this turn"
 
 

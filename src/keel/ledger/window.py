@@ -31,7 +31,7 @@ def parse_since(text: str, now: datetime) -> datetime:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise UsageError(
-            f"--since {text!r}: write a span such as 7d, 24h or 30m, or an ISO 8601 time "
+            f"since {text!r}: write a span such as 7d, 24h or 30m, or an ISO 8601 time "
             "(e.g. 2026-11-29T18:00:00Z)"
         ) from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

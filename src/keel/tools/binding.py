@@ -65,7 +65,7 @@ def check_bind(
             )
     if not role.admits(context):
         raise Refused(
-            f"role '{role.id}' does not list '{context}' in its contexts:, so it cannot bind it"
+            f"role '{role.id}' does not list '{context}' in its `contexts:`, so it cannot bind it"
         )
     return Binding(context=context, entity=entity, chat=chat, thread=thread, bot=bot)
 
