@@ -291,7 +291,7 @@ def test_a_message_naming_a_ticket_links_it_by_code_with_its_sla_line(keel: Keel
         ),
         pytest.param(
             ["--context", "ticket", "--entity", "T-481", "--role", "sdr"],
-            r"role 'sdr' does not list 'ticket' in its contexts:",
+            r"role 'sdr' does not list 'ticket' in its `contexts:`",
             id="role-not-listing-it",
         ),
     ],

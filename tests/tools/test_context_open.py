@@ -57,6 +57,15 @@ def test_an_open_rides_the_next_keep_turns(brain: Brain, store: Store) -> None:
     assert [(k.context, k.kind, k.until_turn) for k in kept] == [("policy", "ask", 4)]
 
 
+def test_a_keyed_context_opened_without_a_key_says_to_pass_one(brain: Brain, store: Store) -> None:
+    desk = Conversation(bot="desk", chat="tg:user:9")
+    request = TurnRequest(conversation=desk, now=NOW, role="support")
+    with pytest.raises(Refused, match="'ticket' is keyed by ticket id — open it with entity"):
+        opened(brain, store, request, ReachEntry(context="ticket"))
+    text = opened(brain, store, request, ReachEntry(context="ticket", entity="T-481"))
+    assert 'entity="T-481"' in text
+
+
 def test_an_open_the_role_cannot_make_is_refused_with_why(brain: Brain, store: Store) -> None:
     request = TurnRequest(conversation=ACME, now=NOW, role="support")
     with pytest.raises(Refused, match="is not open to role 'support'"):

@@ -53,6 +53,10 @@ def open_context(
     link = next((k for k in result.links if k.pair == wanted), None)
     if link is None:
         raise Refused(f"'{entry.context}' could not be opened here")
+    noun = brain.contexts[link.context].entity
+    if link.entity is None and noun is not None:
+        # Its views are filtered by the key: opened without one, they would show nothing.
+        raise Refused(f"'{link.context}' is keyed by {noun} — open it with entity: the {noun}")
     role = brain.roles[result.role]
     tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
     rows = turn_knobs(role, brain.manifest).rows
