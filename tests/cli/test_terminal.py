@@ -1,9 +1,11 @@
 """`keel turn` in a real terminal 80 columns wide, captured from tmux.
 
 The command runs in a tmux pane of 80 columns with no COLUMNS set, so the width it finds
-is the terminal's own. Joined back together (`capture-pane -J`), no line may be longer
-than the pane: a longer one is text the terminal had to break wherever the column ran
-out, in the middle of a word or an id.
+is the terminal's own. Joined back together (`capture-pane -J`), no line of Keel's own
+output may be longer than the pane: a longer one is text the terminal had to break
+wherever the column ran out, in the middle of a word or an id. The model input is the
+other way round: it is printed as the model gets it, so each of its lines comes back
+whole, however long — Keel must not have broken it.
 """
 
 from __future__ import annotations
@@ -62,15 +64,40 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+HANG = "from keel.code import define_context\n\ndef match(turn, ctx):\n    while True:\n        pass\n\ncontext = define_context(match=match)\n"
+
+
+def hanging_matches(brain: Path, count: int) -> None:
+    """Contexts of the support role whose match never returns (in 300 ms, each)."""
+    folder = brain / "features" / "support"
+    for n in range(count):
+        front = f"---\nwhen: [chat]\ndescription: hangs.\ncodeTimeoutMs: 300\n---\nHang {n}.\n"
+        (folder / f"hang{n}.context.md").write_text(front)
+        (folder / f"hang{n}.context.py").write_text(HANG)
+    role = folder / "support.agent.md"
+    listed = ", ".join(f"hang{n}" for n in range(count))
+    role.write_text(role.read_text().replace("contexts: [ticket", f"contexts: [{listed}, ticket"))
+
+
 @pytest.fixture(scope="module")
-def screen(tmp_path_factory: pytest.TempPathFactory) -> str:
+def captured(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("terminal")
     brain = copy_reference(root / "brain")
+    hanging_matches(brain, 3)
     keel = [sys.executable, "-c", "from keel.cli import main; main()"]
     text = run_in_tmux([*keel, "turn", str(brain), *TURN], root)
-    # Keel's own output: from the turn's header to where the model input begins.
-    start = text.index("turn 1 · role support")
-    return text[start : text.index("system (stable, cached)")]
+    return text[text.index("turn 1 · role support") :]
+
+
+@pytest.fixture(scope="module")
+def screen(captured: str) -> str:
+    """Keel's own output: from the turn's header to where the model input begins."""
+    return captured[: captured.index("system (stable, cached)")]
+
+
+@pytest.fixture(scope="module")
+def model_input(captured: str) -> str:
+    return captured[captured.index("system (stable, cached)") :]
 
 
 def test_no_line_is_wider_than_the_terminal(screen: str) -> None:
@@ -90,3 +117,26 @@ def test_the_note_and_the_refusal_show_once_and_ids_whole(screen: str) -> None:
 def test_long_lines_break_between_words(screen: str) -> None:
     words = " ".join(line.strip() for line in screen.splitlines())
     assert "window 200,000 with 8,000 reserved for output" in words
+
+
+def test_the_same_advice_is_given_once_after_the_notes_it_follows(screen: str) -> None:
+    words = " ".join(line.strip() for line in screen.splitlines())
+    for n in range(3):
+        assert f"note: features/support/hang{n}.context.py" in words
+    assert words.count("match ran past its 300 ms timeout") == 3
+    assert words.count("make it return sooner") == 1
+    assert "↳ each of these 3: make it return sooner" in words
+
+
+def test_the_model_input_keeps_its_lines_whole(model_input: str) -> None:
+    lines = {line.rstrip() for line in model_input.splitlines()}
+    wide = [
+        # The role's persona, hard-wrapped at 90 characters in its file.
+        "You are the shop's support desk: calm, specific and honest about what you can and cannot",
+        # A view's header row: one line, however many columns.
+        "ticket_id | customer | subject | priority | status | opened_at | order_total | "
+        "last_update",
+    ]
+    for line in wide:
+        assert len(line) > WIDTH
+        assert line in lines, line

@@ -142,9 +142,9 @@ def test_a_render_returns_its_sections_in_order() -> None:
             r"render returned a dict with 'key', 'text' — return a list",
             id="dict",
         ),
-        pytest.param(["sla"], r"render's section 0 is a str \('sla'\)", id="not-a-section"),
+        pytest.param(["sla"], r"render's section 1 is a str \('sla'\)", id="not-a-section"),
         pytest.param(
-            [{"key": "sla"}], r"render's section 0 is a dict with 'key'", id="missing-text"
+            [{"key": "sla"}], r"render's section 1 is a dict with 'key'", id="missing-text"
         ),
         pytest.param(
             [{"key": "sla", "text": "x", "extra": 1}], r"and nothing else", id="extra-key"
@@ -214,6 +214,8 @@ def test_engage_keeps_good_attach_entries_and_drops_each_bad_one_with_its_reason
                 {"context": "ticket", "entity": "x" * 201},
                 {"context": "ticket", "key": "T-2"},
                 "ticket",
+                {"entity": "T-3"},
+                {"context": 7},
             ],
         }
     )
@@ -221,19 +223,23 @@ def test_engage_keeps_good_attach_entries_and_drops_each_bad_one_with_its_reason
     assert answer.engage is True
     assert answer.attach == (ReachEntry(context="ticket", entity="T-481"), ReachEntry(context="kb"))
     reasons = "\n".join(answer.dropped)
-    assert len(answer.dropped) == 6
+    assert len(answer.dropped) == 8
+    # Entries count from 1: the third entry is entry 3.
     assert (
-        "attach entry 2 dropped: no context 'tickets' in this brain — did you mean 'ticket'?"
+        "attach entry 3 dropped: no context 'tickets' in this brain — did you mean 'ticket'?"
         in reasons
     )
     assert (
-        "attach entry 3 dropped: context 'kb' names no entity, so it takes no key ('faq-3')"
+        "attach entry 4 dropped: context 'kb' names no entity, so it takes no key ('faq-3')"
         in reasons
     )
-    assert "attach entry 4 dropped: 'context' is a str ('')" in reasons
-    assert "attach entry 5 dropped: the entry returned an entity key of 201 characters" in reasons
-    assert "attach entry 6 dropped: the entry returned the key 'key'" in reasons
-    assert "attach entry 7 dropped: a str ('ticket') is not {'context': id" in reasons
+    assert "attach entry 5 dropped: an entry without a context id — name one" in reasons
+    assert "attach entry 6 dropped: the entry returned an entity key of 201 characters" in reasons
+    assert "attach entry 7 dropped: the entry returned the key 'key'" in reasons
+    assert "attach entry 8 dropped: a str ('ticket') is not {'context': id" in reasons
+    assert "attach entry 9 dropped: an entry without a context id — name one" in reasons
+    assert "attach entry 10 dropped: 'context' is an int (7) — a context id is a string" in reasons
+    assert " is None" not in reasons
     assert all(r.startswith("constitution/desk.engage.py: ") for r in answer.dropped)
 
 
@@ -332,7 +338,7 @@ def test_gate_answers(value: Any, reach: tuple[ReachEntry, ...] | None, entity: 
         ),
         pytest.param(
             {"reach": [{"context": ""}]},
-            r"reach entry 0: 'context' is a str \(''\)",
+            r"reach entry 1: an entry without a context id",
             id="empty-context",
         ),
         pytest.param({"entity": ""}, r"an entity key of 0 characters", id="empty-entity"),

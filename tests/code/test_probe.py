@@ -18,7 +18,9 @@ FILES = {
     "features/desk/ticket.context.md": "---\nentity: ticket id\nwhen: [chat]\n---\nA ticket.\n",
     "features/desk/ticket.context.py": match_code("return None"),
     "features/desk/faq.context.md": CONTEXT,
-    "features/desk/faq.context.py": match_code("return {} if '?' in turn.text else None"),
+    "features/desk/faq.context.py": match_code(
+        "print('faq sees', turn.input[:6])\nctx.log('then')\nreturn {} if '?' in turn.text else None"
+    ),
     "features/desk/broken.context.md": CONTEXT,
     "features/desk/broken.context.py": "def match(turn)\n    return None\n",
     "features/desk/crashy.context.md": CONTEXT,
@@ -28,7 +30,7 @@ FILES = {
     "features/desk/slow.context.md": CONTEXT,
     "features/desk/slow.context.py": "import time\ntime.sleep(100)\n",
     "features/desk/exits.context.md": CONTEXT,
-    "features/desk/exits.context.py": "import os\nos._exit(0)\n",
+    "features/desk/exits.context.py": "import os\nprint('leaving')\nos._exit(0)\n",
     "features/desk/escalate.hook.md": "---\nevent: ticket.escalated\nagent: desk\n---\nEscalate.\n",
     "features/desk/escalate.hook.py": "from keel.code import define_gate\n\nhook = define_gate(lambda event, ctx: {'entity': event['ticket_id']})\n",
     "features/desk/outreach.scenario.md": "---\nagent: desk\n---\nReach out.\n",
@@ -71,16 +73,17 @@ def test_doctor_loads_every_file_in_a_worker_and_names_what_fails(
     assert set(messages) == {
         ("features/desk/broken.context.py", 1),
         ("features/desk/slow.context.py", 2),
-        ("features/desk/exits.context.py", 2),
+        ("features/desk/exits.context.py", 3),
         ("constitution/nova.engage.py", 3),
     }
     assert messages["features/desk/broken.context.py", 1].startswith("syntax error: expected ':'")
     assert messages["features/desk/slow.context.py", 2].startswith(
         f"loading the module ran past its {SHORT_MS} ms timeout (it was at this line)"
     )
-    assert messages["features/desk/exits.context.py", 2].startswith(
+    assert messages["features/desk/exits.context.py", 3].startswith(
         "raised ProcessExit while loading: os._exit(0) was called"
     )
+    assert messages["features/desk/exits.context.py", 3].endswith(" — it said: leaving")
     assert messages["constitution/nova.engage.py", 3] == (
         "exports its EngagePolicy as 'policy', not 'engage' — rename it: "
         "engage = define_engage(policy)"
@@ -99,13 +102,15 @@ def test_a_probe_calls_each_match_gate_and_policy_once(runner: CodeRunner, brain
     # The crash took its worker down with the other matches; they ran again, alone.
     assert [(f.check, f.subject, f.file, f.line) for f in findings] == [
         ("probe", "context 'crashy'", "features/desk/crashy.context.py", 6),
-        ("probe", "context 'faq'", "features/desk/faq.context.py", 5),
+        ("probe", "context 'faq'", "features/desk/faq.context.py", 7),
         ("probe", "hook:escalate", "features/desk/escalate.hook.py", 3),
     ]
     assert "the worker process running match was killed by SIGSEGV" in findings[0].message
     assert findings[1].message.startswith(
         "on a sample call: match raised AttributeError: turn has no attribute 'text'"
     )
+    # What it printed and logged before it failed: its author's clues, quoted.
+    assert findings[1].message.endswith(" — it said: faq sees Hello! | then")
     assert findings[2].message.startswith("on a sample call: the gate raised KeyError: 'ticket_id'")
 
 

@@ -195,11 +195,48 @@ def test_a_call_that_never_returns_costs_its_timeout(
     assert stuck.failure.line in (*lines, None)
 
 
-def test_a_module_that_hangs_while_loading_times_out(runner: CodeRunner, code_root: Path) -> None:
-    path = write_code(code_root, "import time\ntime.sleep(100)\n" + match_code("return {}"))
-    (answer,) = runner.match_all([a_match(path, timeout_ms=SHORT_MS)])
-    assert answer.failure is not None
-    assert answer.failure.kind == "timeout"
+def test_calls_hanging_side_by_side_each_name_their_line(
+    runner: CodeRunner, code_root: Path
+) -> None:
+    # Six busy loops hog the worker's interpreter; its word on each still comes in time.
+    paths = [write_code(code_root, match_code("while True:\n    pass")) for _ in range(6)]
+    for _ in range(3):
+        answers = runner.match_all([a_match(p, timeout_ms=SHORT_MS) for p in paths])
+        lines = [a.failure.line if a.failure is not None else "answered" for a in answers]
+        if set(lines) <= {5, 6}:
+            break
+        assert runner.wait_ready(30)
+    assert set(lines) <= {5, 6}, lines
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        pytest.param("import time\ntime.sleep(100)\n", 2, id="module-level"),
+        pytest.param(
+            "import time\n\ndef _warm():\n    time.sleep(100)\n\n_warm()\n", 4, id="called-there"
+        ),
+    ],
+)
+def test_a_module_that_hangs_while_loading_says_loading_ran_past(
+    runner: CodeRunner, code_root: Path, source: str, line: int
+) -> None:
+    path = write_code(code_root, source + match_code("return {}"))
+    for _ in range(3):  # the worker names the line when it gets a word in before the grace
+        (answer,) = runner.match_all([a_match(path, timeout_ms=SHORT_MS)])
+        assert answer.failure is not None
+        if answer.failure.line is not None:
+            break
+        assert runner.wait_ready(30)
+    failure = answer.failure
+    assert failure is not None
+    assert (failure.kind, failure.line) == ("timeout", line)
+    assert failure.reason.startswith(
+        f"loading the module ran past its {SHORT_MS} ms timeout (it was at this line) — keep "
+        "module level quick: move slow work"
+    )
+    assert "check ctx.signal in loops" not in failure.reason
+    assert failure.reason.endswith("until then it links nothing")
 
 
 def test_os_exit_fails_only_its_own_call(runner: CodeRunner, code_root: Path) -> None:

@@ -121,6 +121,31 @@ def test_kept_links_stick_until_their_turn(brain: Brain) -> None:
     assert pairs(turn(brain, Stored(turn=5, kept=(kept,)), role="coach")) == []
 
 
+def test_another_roles_kept_link_is_left_out_without_a_refusal(brain: Brain) -> None:
+    # Role support's code linked ticket T-481 in this chat; the bookkeeper speaks next.
+    kept = KeptLink(context="ticket", entity="T-481", kind="code", feature="support", until_turn=6)
+    stored = Stored(turn=5, kept=(kept,))
+    other = turn(brain, stored, role="bookkeeper")
+    assert pairs(other) == []
+    assert other.refused == ()
+    assert pairs(turn(brain, stored, role="support")) == [("ticket", "T-481", "code")]
+
+
+def test_a_kept_link_the_role_admits_still_meets_the_pin(brain: Brain) -> None:
+    room = Conversation(bot="nova", chat=ACME)
+    kept = KeptLink(context="client", entity="globex", kind="code", feature="agency", until_turn=9)
+    stored = Stored(turn=5, kept=(kept,))
+    pinned = turn(brain, stored, conversation=room)
+    assert pinned.role == "client-desk"
+    assert pairs(pinned) == [("client", "acme", "chat")]
+    assert [(r.context, r.entity, r.kind) for r in pinned.refused] == [("client", "globex", "code")]
+    assert "bound to client 'acme'" in pinned.refused[0].reason
+    # A role that does not admit client is never carried globex's rows either.
+    other = turn(brain, stored, conversation=room, role="support")
+    assert ("client", "globex") not in {(k.context, k.entity) for k in other.links}
+    assert other.refused == ()
+
+
 def test_the_acme_group_carries_acme_and_refuses_globex(brain: Brain) -> None:
     room = Conversation(bot="nova", chat=ACME)
     result = turn(

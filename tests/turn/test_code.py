@@ -39,7 +39,8 @@ CODE = {
     **context(
         "good",
         MATCH_T
-        + "def render(ticket, ctx):\n    return [{'key': 'sla', 'text': f'{ticket} due today.'}]\n\n"
+        + "def render(ticket, ctx):\n    ctx.log('rendering', ticket)\n"
+        + "    return [{'key': 'sla', 'text': f'{ticket} due today.'}]\n\n"
         + "context = define_context(match=match, render=render)\n",
     ),
     **context(
@@ -124,19 +125,31 @@ def test_every_failure_fails_closed_and_the_turn_goes_on(
         assert said in warnings, (failing, said, warnings)
     blocks = {a.link.context: a.block.text for a in prepared.attached}
     assert '<section name="sla">\nT-7 due today.\n</section>' in blocks["good"]
-    assert '<section name="log">not shown: no room left in this context</section>' in blocks["big"]
+    assert (
+        '<section name="log">not shown: no room left in this context — raise chars: 600 of '
+        "features/f/big.context.md</section>"
+    ) in blocks["big"]
     assert "code sections are missing" in blocks["badrender"]
     assert assembly.fit.ok
     assert "noise on stdout" not in capfd.readouterr().out, "brain code never prints to ours"
+    # What it printed is the turn's to show, naming the file and the function.
+    assert "features/f/prints.context.py: match said: noise on stdout" in prepared.log
+    assert "features/f/good.context.py: render said: rendering T-7" in prepared.log
 
 
 def test_code_answers_are_journaled_with_the_turn(engine: Engine) -> None:
     prepared, _ = engine.prepare(TurnRequest(conversation=ROOM, now=NOW, input="no ticket here"))
     assert prepared.journal is not None
-    answers = {c.context: (c.answer, c.failure is not None) for c in prepared.journal.code}
-    assert answers["good"] == ("no", False)
-    assert answers["raises"] == (None, True)
-    assert answers["prints"] == ("yes", False)
+    answers = {c.context: (c.answer, c.failure) for c in prepared.journal.code}
+    assert answers["good"] == ("no", None)
+    assert answers["prints"] == ("yes", None)
+    # The failure as the turn said it: with its file and line, for `keel explain`.
+    answer, failure = answers["raises"]
+    assert answer is None
+    assert failure == (
+        "features/f/raises.context.py:4: match raised ValueError: boom — fix the code; until "
+        "then it links nothing"
+    )
 
 
 def test_an_edited_match_is_used_on_the_next_turn(engine: Engine) -> None:

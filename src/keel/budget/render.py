@@ -120,9 +120,11 @@ def _marker(hidden: int) -> str:
 MISSING_SECTIONS = "(this context's code sections are missing: its code failed)\n"
 
 
-def section_stub(key: str) -> str:
-    """The one-line form of a code section with no room left in its context."""
-    return f'<section name="{attr(key)}">not shown: no room left in this context</section>'
+def section_stub(key: str, more_room: str | None = None) -> str:
+    """The one-line form of a code section with no room left in its context; `more_room`
+    says which setting gives the context more (`raise chars: 600 of x.context.md`)."""
+    how = f" — {inline(more_room)}" if more_room else ""
+    return f'<section name="{attr(key)}">not shown: no room left in this context{how}</section>'
 
 
 def render_block(
@@ -134,18 +136,20 @@ def render_block(
     chars: int,
     sections: Sequence[tuple[str, str]] = (),
     sections_missing: bool = False,
+    more_room: str | None = None,
 ) -> Block | None:
     """The context's block within `chars`, or None when it cannot fit even in brief.
 
     `sections` are the context's code sections, (key, text), placed after the views in
-    what is left of `chars`; one that does not fit is a one-line stub under its key.
+    what is left of `chars`; one that does not fit is a one-line stub under its key, which
+    says `more_room` (the setting of `chars` to raise) when given.
     `sections_missing` says the code that makes them failed: one line says so instead.
     """
     head = open_tag("context", context, entity) + "\n"
     body = f"{instructions}\n"
     tail = "</context>"
     stubs = [view_stub(v) + "\n" for v in views]
-    section_stubs = [section_stub(key) + "\n" for key, _ in sections]
+    section_stubs = [section_stub(key, more_room) + "\n" for key, _ in sections]
     if sections_missing:
         section_stubs.append(MISSING_SECTIONS)
     reserved = sum(len(s) for s in (*stubs, *section_stubs))

@@ -154,7 +154,9 @@ def print_explanation(out: Console, explanation: Explanation) -> None:
         elif row.status == "stubbed":
             why = f"{row.link} link, kept out by {row.knob}"
         else:
-            why = row.reason or ""
+            why = ""
+        # A linked context's reason is its render's failure.
+        why = "; ".join(filter(None, (why, row.reason)))
         table.add_row(
             _name(row.context, row.entity), Text(status, style=_STATUS[status]), Text(why)
         )

@@ -1,8 +1,17 @@
-"""How `keel turn` shows a turn to a person: what it carries, its sections, its input."""
+"""How `keel turn` shows a turn to a person: what it carries, its sections, its input.
+
+The tables and notes wrap at the terminal's width. The model input does not: it is printed
+as the model gets it, each line whole, and the terminal folds what is too long for it —
+re-wrapping it would break hard-wrapped prose and view rows in the middle.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -13,6 +22,8 @@ from keel.turn.prepared import PreparedTurn
 BAR = 24
 # Below this width the sections table drops its bars and keeps the share as a number.
 BAR_WIDTH = 100
+# Between what a note says happened and what to do about it (Keel's messages use it so).
+ADVICE = " — "
 
 
 def _table(*columns: str) -> Table:
@@ -90,14 +101,56 @@ def _input(out: Console, assembly: Assembly) -> None:
     for title, text in parts:
         if text:
             out.rule(title, align="left", style="dim")
-            out.print(text, markup=False, highlight=False)
+            # Verbatim (a Text: no markup, no emoji codes; control characters stripped).
+            out.print(Text(text), soft_wrap=True)
+
+
+def grouped_notes(notes: Sequence[str]) -> list[tuple[tuple[str, ...], str | None]]:
+    """The turn's notes, those that end in the same advice together: (what each said,
+    the advice they share), in the order of each group's first note.
+
+    Six hanging matches are six lines naming their file and line, and one line of advice;
+    a note whose advice is its own stays whole (advice None). A note repeated word for word
+    in a group is shown once.
+    """
+    tails = [note.partition(ADVICE)[2] for note in notes]
+    shared = {t for t, n in Counter(tails).items() if t and n > 1}
+    heads: dict[str, list[str]] = {}
+    order: list[tuple[str, bool]] = []  # (a note that stays whole, False), (advice, True)
+    for note, tail in zip(notes, tails, strict=True):
+        if tail not in shared:
+            order.append((note, False))
+            continue
+        if tail not in heads:
+            heads[tail] = []
+            order.append((tail, True))
+        head = note.partition(ADVICE)[0]
+        if head not in heads[tail]:
+            heads[tail].append(head)
+    found: list[tuple[tuple[str, ...], str | None]] = []
+    for item, grouped in order:
+        said = heads[item] if grouped else [item]
+        if grouped and len(said) > 1:
+            found.append((tuple(said), item))
+        else:
+            found.append(((said[0] + ADVICE + item if grouped else item,), None))
+    return found
+
+
+def print_notes(out: Console, notes: Sequence[str]) -> None:
+    """The turn's notes, one line per file and line, each advice once (`grouped_notes`)."""
+    for said, advice in grouped_notes(notes):
+        for line in said:
+            out.print(Text(f"note: {line}", style="yellow"))
+        if advice is not None:
+            what = f"↳ each of these {len(said)}: {advice}"
+            out.print(Padding(Text(what, style="yellow"), (0, 0, 0, 6)))
 
 
 def print_turn(prepared: PreparedTurn, assembly: Assembly) -> None:
     out = console()
     out.print(f"[bold]turn {prepared.turn}[/] · role [cyan]{prepared.role}[/]")
-    for line in prepared.log:
-        out.print(Text(f"note: {line}", style="yellow"))
+    print_notes(out, prepared.log)
     _links(out, prepared)
     out.print()
     _sections(out, assembly)

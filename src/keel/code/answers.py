@@ -218,7 +218,8 @@ def _sections(call: RenderCall, value: Any) -> tuple[Section, ...]:
             "[{'key': 'name', 'text': '...'}] ([] for none)"
         )
     sections: list[Section] = []
-    for index, item in enumerate(value):
+    # Counted from 1, as a person counts the items of a list.
+    for index, item in enumerate(value, start=1):
         if not isinstance(item, dict) or set(item) != {"key", "text"}:
             raise _Wrong(
                 f"render's section {index} is {described(item)} — each section is "
@@ -264,7 +265,7 @@ def _attach(call: EngageCall, value: Any) -> tuple[tuple[ReachEntry, ...], tuple
         return (), (f"{call.path}: {why} — nothing attached",)
     kept: list[ReachEntry] = []
     dropped: list[str] = []
-    for index, item in enumerate(value):
+    for index, item in enumerate(value, start=1):
         try:
             kept.append(_attach_entry(call, item))
         except _Wrong as wrong:
@@ -294,7 +295,7 @@ def _reach(value: Any) -> tuple[ReachEntry, ...]:
             "{'context': id, 'entity': key} entries ([] reaches none)"
         )
     entries: list[ReachEntry] = []
-    for index, item in enumerate(value):
+    for index, item in enumerate(value, start=1):
         try:
             entries.append(_reach_entry(item))
         except _Wrong as wrong:
@@ -307,8 +308,10 @@ def _reach_entry(item: Any) -> ReachEntry:
         raise _Wrong(f"{described(item)} is not {{'context': id, 'entity': key}}")
     _only_keys("the entry", item, ("context", "entity"))
     context = item.get("context")
-    if not isinstance(context, str) or not context:
-        raise _Wrong(f"'context' is {described(context)} — it is a context id")
+    if context is None or context == "":
+        raise _Wrong("an entry without a context id — name one: {'context': id, 'entity': key}")
+    if not isinstance(context, str):
+        raise _Wrong(f"'context' is {described(context)} — a context id is a string")
     entity = item.get("entity")
     if entity is not None:
         entity = _entity("the entry", entity)

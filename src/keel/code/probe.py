@@ -3,8 +3,9 @@
 `load_findings` loads every code file of the brain in a worker — `*.context.py`,
 `*.hook.py`, `*.pipeline.py`, and each bot's chat policy `constitution/<bot>.engage.py`
 — and reports each that does not load or exports the wrong thing. A module that sleeps at
-import costs its timeout; one that exits or crashes costs a worker; what it prints goes to
-the log, never to doctor's output.
+import costs its timeout; one that exits or crashes costs a worker; what it prints never
+reaches doctor's output as it is (so `--json` stays JSON): it goes to the log, and is
+quoted in the finding of a file that fails.
 
 `probe_findings` (doctor `--probe`) then calls what loaded, once, within the timeout:
 each `match` on a sample turn, each gate on an empty event, each chat policy on a sample
@@ -13,11 +14,13 @@ the wrong shape. A gate that needs a field of the event raises on the empty one;
 finding is worth a look rather than a fix.
 
 Findings are plain values (file, line, message); doctor gives them their check and level.
+A finding ends with what the failing code printed or logged before it failed (`it said:
+...`), its author's own clues; code that works is not quoted (`keel turn` shows it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,10 +36,13 @@ from keel.code.values import (
     MatchCall,
     TurnView,
 )
+from keel.log import shown
 
 ENGAGE_DIR = "constitution"
 ENGAGE_SUFFIX = ".engage.py"
 SAMPLE_INPUT = "Hello! This is a sample message from keel doctor --probe."
+# The lines of what failing code said that a finding quotes; the log has them all.
+SAID_LINES = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +105,7 @@ def load_findings(
     todo = tuple(files)
     looked = runner.inspect_all([(f.path, f.kind) for f in todo], timeout_ms=timeout_ms)
     findings = tuple(
-        _finding("load", f.subject, i.failure)
+        _finding("load", f.subject, i.failure, i.log)
         for f, i in zip(todo, looked, strict=True)
         if i.failure is not None
     )
@@ -135,12 +141,12 @@ def probe_findings(
         for f in todo
         if f.kind == "engage"
     ]
-    failures: list[tuple[CodeFile, Failure | None]] = []
+    failures: list[tuple[CodeFile, Failure | None, Sequence[str]]] = []
     # A file that crashes its worker must not take the findings of the files beside it.
     answers = runner.match_all([call for _, call in matches], retry_crowded=True)
-    failures += [(f, a.failure) for (f, _), a in zip(matches, answers, strict=True)]
+    failures += [(f, a.failure, a.log) for (f, _), a in zip(matches, answers, strict=True)]
     verdicts = runner.engage_all([call for _, call in policies], retry_crowded=True)
-    failures += [(f, v.failure) for (f, _), v in zip(policies, verdicts, strict=True)]
+    failures += [(f, v.failure, v.log) for (f, _), v in zip(policies, verdicts, strict=True)]
     gates = [
         (
             f,
@@ -156,9 +162,11 @@ def probe_findings(
         if f.kind == "hook" and (hook := brain.entities.get(f.owner)) is not None
     ]
     decisions = runner.gate_all([call for _, call in gates], retry_crowded=True)
-    failures += [(f, d.failure) for (f, _), d in zip(gates, decisions, strict=True)]
+    failures += [(f, d.failure, d.log) for (f, _), d in zip(gates, decisions, strict=True)]
     return tuple(
-        _finding("probe", f.subject, failure) for f, failure in failures if failure is not None
+        _finding("probe", f.subject, failure, log)
+        for f, failure, log in failures
+        if failure is not None
     )
 
 
@@ -174,8 +182,23 @@ def _sample_match(brain: Brain, file: CodeFile, timeout_ms: int) -> MatchCall:
     )
 
 
-def _finding(check: Literal["load", "probe"], subject: str, failure: Failure) -> CodeFinding:
+def _finding(
+    check: Literal["load", "probe"], subject: str, failure: Failure, log: Sequence[str]
+) -> CodeFinding:
     message = failure.reason if check == "load" else f"on a sample call: {failure.reason}"
     return CodeFinding(
-        check=check, subject=subject, file=failure.file, line=failure.line, message=message
+        check=check,
+        subject=subject,
+        file=failure.file,
+        line=failure.line,
+        message=message + _said(log),
     )
+
+
+def _said(log: Sequence[str]) -> str:
+    """What the code printed or logged, quoted after a finding (the first few lines)."""
+    if not log:
+        return ""
+    quoted = " | ".join(shown(line) for line in log[:SAID_LINES])
+    more = f" (and {len(log) - SAID_LINES} more lines)" if len(log) > SAID_LINES else ""
+    return f" — it said: {quoted}{more}"

@@ -18,7 +18,8 @@ worker → Keel::
     {"op": "done", "id", "log": [...], "line"?, and one of: "value", "absent",
      "unplain", "too_large", "raised": {"type", "said", "line"},
      "terminal": {"said", "line"}, "load": {"reason", "line"}}
-    {"op": "overdue", "id", "line"}       still running at its deadline (line: where)
+    {"op": "overdue", "id", "line", "loading"?}   still running at its deadline (line:
+                                          where; loading: in the file's module level)
     {"op": "finished", "id"}              an overdue call has returned after all
     {"op": "ask", "id", "seq", "name", "args", "at"}   a pipeline's ctx call
 

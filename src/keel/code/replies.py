@@ -65,14 +65,27 @@ def reply_of(job: Job, message: Mapping[str, Any]) -> Reply:
     return Reply(value=message.get("value"), line=line, log=log)
 
 
-def timed_out(job: Job, line: int | None) -> Reply:
-    """A call still running at its deadline (`line`: where it was, if the worker could say)."""
+def timed_out(job: Job, line: int | None, *, loading: bool = False) -> Reply:
+    """A call still running at its deadline (`line`: where it was, if the worker could say).
+
+    `loading`: it was still running the file's module level, so the function was never
+    called — that needs other advice than a slow function does.
+    """
     knob = (
         "codeTimeoutMs (in the context's frontmatter, or contexts.codeTimeoutMs in MANIFEST.yaml)"
         if job.kind in ("match", "render")
         else "contexts.codeTimeoutMs in MANIFEST.yaml"
     )
     at = " (it was at this line)" if line is not None else ""
+    if loading or job.kind == "inspect":
+        # A fresh worker loads the file within its first call's time: loading must be quick.
+        reason = (
+            f"loading the module ran past its {job.timeout_ms} ms timeout{at} — keep module "
+            "level quick: move slow work (sleeps, network, large files) into the functions, "
+            f"where ctx.signal can stop it, or give it longer with {knob}; until then "
+            f"{EFFECT[job.kind]}"
+        )
+        return Reply(failure=_failure(job, "timeout", reason, line))
     # A pipeline's clock stops while Keel carries out its ctx calls: only its own work counts.
     ran = "computed" if job.kind == "pipeline" else "ran"
     own = " (the time its ctx calls took does not count)" if job.kind == "pipeline" else ""

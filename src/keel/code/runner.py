@@ -173,12 +173,13 @@ def _inspection(path: str, reply: Reply) -> Inspection:
         failure = reply.failure or Failure(
             file=path, kind="shape", reason="the worker gave no account of this file"
         )
-        return Inspection(path=path, failure=failure)
+        return Inspection(path=path, failure=failure, log=reply.log)
     return Inspection(
         path=path,
         functions=tuple(value["functions"]),
         async_functions=tuple(value["async"]),
         lines=dict(value["lines"]),
+        log=reply.log,
     )
 
 

@@ -292,6 +292,8 @@ class Inspection:
     async_functions: tuple[str, ...] = ()
     lines: Mapping[str, int | None] = field(default_factory=dict)
     failure: Failure | None = None
+    # What the module printed or logged while it loaded.
+    log: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

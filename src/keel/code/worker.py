@@ -46,6 +46,8 @@ from keel.code.readonly import ReadOnly
 
 # The longest an answer waits to go back with others of its batch.
 HOLD_S = 0.001
+# How long one thread runs before another that waits takes the interpreter.
+SWITCH_S = 0.001
 # Keel's own way out of this process; brain code gets `_refuse_exit` as `os._exit`.
 _exit = os._exit
 
@@ -156,6 +158,10 @@ class Worker:
         faulthandler.enable(file=sys.__stderr__ or sys.stderr, all_threads=True)
         sys.stdout = sys.stderr = self._sink
         self._baseline = dict(sys.modules)
+        # Calls that compute hold the interpreter in turns; the reading thread must get its
+        # turn within Keel's grace past a deadline to say where they were (5 ms each by
+        # default: six busy calls could keep it waiting past the grace).
+        sys.setswitchinterval(SWITCH_S)
 
     def _read(self) -> list[Callable[[], None]]:
         """The calls that arrived, as jobs (none when Keel hung up)."""
@@ -294,10 +300,18 @@ class Worker:
                 due = [e for e in self._running.values() if _due(e, now)]
                 for entry in due:
                     entry.overdue = True
-                    entry.signal.set()
+            # Where each call is, read before its signal lets it move on; and every word in
+            # one write: call threads that hog the interpreter would otherwise make this
+            # thread wait its turn again between two sends, past Keel's grace.
+            reached = [(entry, *_line_reached(entry)) for entry in due]
             for entry in due:
-                line = _line_reached(entry)
-                self._send_locked({"op": "overdue", "id": entry.id, "line": line})
+                entry.signal.set()
+            for entry, line, loading in reached:
+                overdue: dict[str, Any] = {"op": "overdue", "id": entry.id, "line": line}
+                if loading:
+                    overdue["loading"] = True
+                self._send_locked(overdue, hold=True)
+            self._flush_locked()
 
     def _send(self, message: dict[str, Any]) -> None:
         with self._send_lock:
@@ -348,16 +362,22 @@ def _with_shared(call: dict[str, Any], shared: list[Any]) -> dict[str, Any]:
     return call
 
 
-def _line_reached(entry: _Running) -> int | None:
-    """The line of the brain file that the call's thread is running now, if it is in it."""
+def _line_reached(entry: _Running) -> tuple[int | None, bool]:
+    """The line of the brain file that the call's thread is running now, if it is in it;
+    and whether that is the file's module level running (the file is still loading, maybe
+    in a function the module calls, or in a module it imports)."""
     if entry.thread is None:
-        return None
+        return None, False
+    line: int | None = None
     frame_: FrameType | None = sys._current_frames().get(entry.thread)
     while frame_ is not None:
         if frame_.f_code.co_filename == entry.file:
-            return frame_.f_lineno
+            if line is None:
+                line = frame_.f_lineno
+            if frame_.f_code.co_name == "<module>":
+                return line, True
         frame_ = frame_.f_back
-    return None
+    return line, False
 
 
 def main(argv: list[str]) -> None:

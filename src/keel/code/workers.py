@@ -152,7 +152,8 @@ class Workers:
             pending = worker.running.get(ident)
             worker.doomed = True
             if pending is not None:
-                pending.resolve(timed_out(pending.job, message.get("line")))
+                line, loading = message.get("line"), bool(message.get("loading"))
+                pending.resolve(timed_out(pending.job, line, loading=loading))
         elif op == "finished":
             worker.running.pop(ident, None)
         elif op == "ask":

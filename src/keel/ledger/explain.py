@@ -4,7 +4,8 @@ A pure function of the brain, the turn's journal (a recorded turn's, or a dry ru
 what the stores held when it was linked (journaled with it). One row per context — per
 (context, entity) where the turn carried or refused several — with its status:
 
-- `attached` (its link, entity and size) or `stubbed` (the knob that kept it out);
+- `attached` (its link, entity and size) or `stubbed` (the knob that kept it out), with
+  why its code's `render` failed when it did (its sections are missing);
 - `refused`: a link was asked for and a gate said no (the reason linking gave: the role
   does not admit it, the room is pinned to another key, a malformed entry);
 - `not linked`: nothing linked it, and why — its feature is switched off or its file did
@@ -80,7 +81,8 @@ class Explanation:
 
 def explain(brain: Brain, journal: TurnJournal) -> Explanation:
     """One row per context of the brain (and any the turn named that it no longer has)."""
-    rows = [_decided(d) for d in journal.decisions]
+    failed = _render_failures(journal)
+    rows = [_decided(d, failed.get(d.link.pair)) for d in journal.decisions]
     rows += [
         ExplainRow(
             context=r.context,
@@ -114,7 +116,7 @@ def explain(brain: Brain, journal: TurnJournal) -> Explanation:
     )
 
 
-def _decided(decision: Decision) -> ExplainRow:
+def _decided(decision: Decision, render_failure: str | None) -> ExplainRow:
     link = decision.link
     return ExplainRow(
         context=link.context,
@@ -124,7 +126,20 @@ def _decided(decision: Decision) -> ExplainRow:
         link=link.kind,
         chars=decision.chars if decision.attached else None,
         knob=decision.knob,
+        reason=None if render_failure is None else f"its render failed: {render_failure}",
     )
+
+
+def _render_failures(journal: TurnJournal) -> dict[tuple[str, str | None], str]:
+    """Why each linked context's render failed, by (context, entity), where one did."""
+    replay = journal.replay
+    if replay is None:
+        return {}
+    return {
+        c.link.pair: c.sections_failure or "its code sections are missing"
+        for c in replay.candidates
+        if c.sections_missing
+    }
 
 
 def _feature(brain: Brain, ident: str) -> str | None:

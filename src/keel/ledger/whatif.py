@@ -42,6 +42,7 @@ from keel.link.values import Link
 from keel.store.journal_values import Candidate, Decision, TurnJournal, decisions_of
 from keel.tokens import TokenCounter
 from keel.turn.assembly import ToolsFor, assemble_turn
+from keel.turn.blocks import room_advice
 from keel.turn.journal import digest
 from keel.turn.prepared import PreparedTurn
 
@@ -279,6 +280,12 @@ def refit(brain: Brain, journal: TurnJournal, *, views_now: ViewsNow | None = No
             chars=_chars(brain, role, candidate),
             sections=candidate.sections,
             sections_missing=candidate.sections_missing,
+            # The same stub as the turn's, under the knobs as they are now.
+            more_room=(
+                room_advice(context, role, brain.manifest)
+                if context is not None and candidate.sections
+                else None
+            ),
         )
 
     links = [c.link for c in replay.candidates]

@@ -292,6 +292,11 @@ def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Col
         context = brain.contexts.get(kept.context)
         if context is None or kept.until_turn < stored.turn:
             continue
+        # Kept for the conversation, whatever role made it: a reply or code link of a
+        # context this role does not admit is another role's, and this turn asked for
+        # nothing to refuse. Left out, it stays kept for that role's next turns.
+        if kept.kind != "ask" and not collector.role.admits(context.id):
+            continue
         # A new reply to the same feature restarts the count of its kept reply links.
         restarted = kept.kind == "reply" and kept.feature in restart
         # An open was the agent's explicit ask; it stays explicit while it is held.

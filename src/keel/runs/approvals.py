@@ -182,8 +182,6 @@ def verdict(card: CardRow, status: str) -> Verdict:
     )
 
 
-
-
 def wake(card: CardRow) -> None:
     """Wake the run waiting on a decided card (in a process with a launched runtime)."""
     from dbos import DBOS

@@ -401,6 +401,7 @@ def _candidate_json(candidate: Candidate) -> dict[str, Any]:
         "views": [view_json(v) for v in views] if views is not None else None,
         "sections": [[key, text] for key, text in candidate.sections],
         "sections_missing": candidate.sections_missing,
+        "sections_failure": candidate.sections_failure,
     }
 
 
@@ -414,6 +415,7 @@ def _candidate(data: Mapping[str, Any]) -> Candidate:
         views=tuple(view_rows(v) for v in views) if views is not None else None,
         sections=tuple((str(k), str(t)) for k, t in data.get("sections", ())),
         sections_missing=bool(data.get("sections_missing", False)),
+        sections_failure=data.get("sections_failure"),
     )
 
 

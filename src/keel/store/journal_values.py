@@ -40,9 +40,11 @@ class Candidate:
     instructions_sha: str
     # The views as read; None when the turn never read them (stubbed before rendering).
     views: tuple[ViewRows, ...] | None = None
-    # What its code rendered after the views, (key, text); and whether that code failed.
+    # What its code rendered after the views, (key, text); and whether that code failed,
+    # and why (the failure as the turn's warnings said it, with its file and line).
     sections: tuple[tuple[str, str], ...] = ()
     sections_missing: bool = False
+    sections_failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

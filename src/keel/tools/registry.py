@@ -88,7 +88,8 @@ class Registry:
             raise Refused(f"there is no tool '{name}' — the tools you can call: {allowed}")
         if not _allowed(role, tool):
             raise Refused(
-                f"role '{role.id}' cannot call {name} — add {tool.capability} to its `capabilities:`"
+                f"role '{role.id}' cannot call {name} — add {tool.capability} to its "
+                "`capabilities:`"
             )
         return tool
 

@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Connection
 
+from keel.brain.constitution import Manifest
+from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import context_chars, turn_knobs
 from keel.brain.snapshot import Brain
-from keel.brain.specs import RoleSpec
+from keel.brain.specs import ContextSpec, RoleSpec
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
@@ -48,15 +50,30 @@ def render_views(
     """One linked context's block from its views as read and what its code rendered, within
     its chars (None: too big)."""
     context = brain.contexts[link.context]
+    sections = sections_of(code)
     return render_block(
         context=context.id,
         entity=link.entity,
         instructions=context.instructions,
         views=views,
         chars=context_chars(context, role, brain.manifest),
-        sections=sections_of(code),
+        sections=sections,
         sections_missing=code is not None and code.failure is not None,
+        more_room=room_advice(context, role, brain.manifest) if sections else None,
     )
+
+
+def room_advice(context: ContextSpec, role: RoleSpec, manifest: Manifest) -> str:
+    """Which setting gives the context more room: the tier that set its `chars` (the
+    tiers `context_chars` resolves), or for the default, the context's own file."""
+    chars = context_chars(context, role, manifest)
+    if context.chars is not None:
+        return f"raise chars: {chars} of {context.path}"
+    if role.contexts_budget.chars is not None:
+        return f"raise contexts_budget.chars: {chars} of {role.path}"
+    if manifest.contexts.chars is not None:
+        return f"raise contexts.chars: {chars} of {manifest.path or MANIFEST_PATH}"
+    return f"set chars: in {context.path} (it is {chars} by default)"
 
 
 def sections_of(code: RenderAnswer | None) -> tuple[tuple[str, str], ...]:

@@ -6,6 +6,10 @@ the longest timeout to a turn (matches, then renders; the chat policy's verdicts
 matches). Whatever fails — a module that does not load, a call that raises, hangs or
 answers the wrong shape — links nothing and renders nothing, and says why in the turn's
 warnings; the turn goes on.
+
+What the code printed or passed to `ctx.log` joins the warnings too, one line each
+(`features/x/t.context.py: match said: ...`): that is how its author, debugging with
+`keel turn`, sees it. Keel's log has the same lines.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from keel.code.values import (
 )
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Link, TurnRequest
+from keel.log import shown
 from keel.store.journal_values import CodeAnswer
 
 Pair = tuple[str, str | None]
@@ -68,12 +73,17 @@ def ask(runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest) 
         if context.code_path is not None
     ]
     matches = runner.match_all(calls) if calls else ()
-    verdicts = _engage(runner, brain, role, request)
+    policy, verdicts = _engage(runner, brain, role, request)
     attach = [ReachEntry(context=m.context, entity=m.entity) for m in matches if m.linked]
     attach += [entry for answer in verdicts for entry in answer.attach]
-    warnings = [str(m.failure) for m in matches if m.failure is not None]
-    warnings += [str(a.failure) for a in verdicts if a.failure is not None]
-    warnings += [reason for a in verdicts for reason in a.dropped]
+    warnings: list[str] = []
+    for call, match in zip(calls, matches, strict=True):
+        warnings += said(call.path, "match", match.log)
+        warnings += [str(match.failure)] if match.failure is not None else []
+    for verdict in verdicts:
+        warnings += said(policy, "engage", verdict.log)
+        warnings += [str(verdict.failure)] if verdict.failure is not None else []
+        warnings += verdict.dropped
     decided = [a.engage for a in verdicts if a.engage is not None]
     return Asked(
         attach=tuple(attach),
@@ -100,10 +110,17 @@ def render(runner: CodeRunner, brain: Brain, role: RoleSpec, links: Sequence[Lin
     if not calls:
         return Rendered()
     answers = runner.render_all(calls)
-    return Rendered(
-        answers={(a.context, a.entity): a for a in answers},
-        warnings=tuple(str(a.failure) for a in answers if a.failure is not None),
-    )
+    warnings: list[str] = []
+    for call, answer in zip(calls, answers, strict=True):
+        warnings += said(call.path, "render", answer.log)
+        warnings += [str(answer.failure)] if answer.failure is not None else []
+    return Rendered(answers={(a.context, a.entity): a for a in answers}, warnings=tuple(warnings))
+
+
+def said(path: str, function: str, log: Sequence[str]) -> list[str]:
+    """What a call printed or logged, as warnings naming its file and function; each line
+    on one line and bounded, as the log writes it (it is brain code's own text)."""
+    return [f"{path}: {function} said: {shown(line)}" for line in log]
 
 
 def journaled(asked: Asked) -> tuple[CodeAnswer, ...]:
@@ -113,7 +130,8 @@ def journaled(asked: Asked) -> tuple[CodeAnswer, ...]:
             context=m.context,
             entity=m.entity,
             answer=None if m.failure is not None else "yes" if m.linked else "no",
-            failure=None if m.failure is None else m.failure.reason,
+            # Whole, with its file and line: `keel explain` shows it as it is.
+            failure=None if m.failure is None else str(m.failure),
         )
         for m in asked.matches
     )
@@ -145,12 +163,13 @@ def _coded(brain: Brain, role: RoleSpec) -> Iterator[ContextSpec]:
 
 def _engage(
     runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest
-) -> tuple[EngageAnswer, ...]:
+) -> tuple[str, tuple[EngageAnswer, ...]]:
+    """The bot's chat policy file, and its verdict on each message (none without one)."""
     conversation = request.conversation
     path = brain.engage.get(conversation.bot)
     texts = request.messages or ((request.input,) if request.input else ())
     if path is None or not texts:
-        return ()
+        return "", ()
     timeout = turn_knobs(role, brain.manifest).code_timeout_ms
     keyed = _Keyed(brain)
     calls = [
@@ -169,7 +188,7 @@ def _engage(
         )
         for text in texts
     ]
-    return runner.engage_all(calls)
+    return path, runner.engage_all(calls)
 
 
 class _Keyed(Mapping[str, bool]):

@@ -65,6 +65,7 @@ def journal_of(
     candidates = []
     for link in result.links:
         context = brain.contexts[link.context]
+        failure = sections[link.pair].failure if link.pair in sections else None
         candidates.append(
             Candidate(
                 link=link,
@@ -73,9 +74,8 @@ def journal_of(
                 instructions_sha=digest(context.instructions),
                 views=read.get(link.pair),
                 sections=sections_of(sections.get(link.pair)),
-                sections_missing=(
-                    link.pair in sections and sections[link.pair].failure is not None
-                ),
+                sections_missing=failure is not None,
+                sections_failure=str(failure) if failure is not None else None,
             )
         )
     return TurnJournal(
