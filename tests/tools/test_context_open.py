@@ -66,6 +66,18 @@ def test_a_keyed_context_opened_without_a_key_says_to_pass_one(brain: Brain, sto
     assert 'entity="T-481"' in text
 
 
+def test_an_unknown_name_suggests_only_what_the_role_may_open(brain: Brain, store: Store) -> None:
+    request = TurnRequest(conversation=ACME, now=NOW)
+    with pytest.raises(Refused, match=r"^no context 'clinet'") as refused:
+        opened(brain, store, request, ReachEntry(context="clinet"))
+    said = str(refused.value)
+    assert "client" in said.removeprefix("no context 'clinet'")
+    assert "cashflow" not in said
+    with pytest.raises(Refused) as other:
+        opened(brain, store, request, ReachEntry(context="nope"))
+    assert "cashflow" not in str(other.value)
+
+
 def test_an_open_the_role_cannot_make_is_refused_with_why(brain: Brain, store: Store) -> None:
     request = TurnRequest(conversation=ACME, now=NOW, role="support")
     with pytest.raises(Refused, match="is not open to role 'support'"):

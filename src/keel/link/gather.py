@@ -264,6 +264,10 @@ def _ask_links(
     role = collector.role
     for entry in opens:
         problem = _entry_problem(brain, entry)
+        if entry.context and entry.context not in brain.contexts:
+            # The agent asked for a name it made up or misspelt: suggest only what it may
+            # open, never the names of every feature's contexts.
+            problem = _unknown_open(brain, entry.context, role, reach, bindings)
         if problem is None and not role.can("context:read"):
             problem = (
                 f"role '{role.id}' cannot call context_open — add context:read to its capabilities:"
@@ -285,6 +289,21 @@ def _ask_links(
             )
             continue
         collector.offer(context, entry.entity, "ask", explicit=True)
+
+
+def _unknown_open(
+    brain: Brain,
+    ident: str,
+    role: RoleSpec,
+    reach: tuple[ReachEntry, ...],
+    bindings: dict[str, Binding],
+) -> str:
+    if ident in brain.switched_off and role.admits(ident):
+        return f"'{ident}' belongs to feature '{brain.switched_off[ident]}', which is switched off"
+    reached = {r.context for r in reach}
+    bound = {c for c, b in bindings.items() if b.source == "access"}
+    openable = [c for c in brain.contexts if role.admits(c) or c in reached or c in bound]
+    return f"no context '{ident}'{did_you_mean(ident, openable)}"
 
 
 def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Collector) -> None:
