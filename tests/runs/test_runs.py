@@ -1,15 +1,20 @@
 """Runs end to end through `keel run` and `keel fire`: each piece of work a durable step,
-messages with their origin, the record `--json` prints."""
+messages with their origin, the record `--json` prints, where a run speaks, the model that
+finishes a run `keel approve` resumes."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
+
+import pytest
 
 from keel.link.values import Conversation, TurnRequest
 from keel.runs.service import order_for, start, wait
 from keel.runs.values import RunOrder
 from tests.runs.conftest import Runs
+from tests.runs.processes import finish, keel
 
 
 def code_calls(runs: Runs) -> int:
@@ -125,10 +130,6 @@ def test_a_hook_fires_with_the_reach_its_gate_keys_and_an_event_id_fires_once(
     assert again["messages"] == fired["messages"]
 
 
-def test_an_event_no_hook_listens_to_runs_nothing(runs: Runs) -> None:
-    assert runs.json("fire", "nothing.happened") == {"runs": []}
-
-
 def test_runs_lists_and_shows_runs_and_messages_lists_a_chat(runs: Runs) -> None:
     model = runs.script("listed", [{"text": "Listed."}])
     record = runs.json("run", "heartbeat:daily", "--model", model)
@@ -149,3 +150,88 @@ def test_what_cannot_be_run_is_a_usage_error(runs: Runs) -> None:
     assert runs.invoke("runs", "show", "no-such-run").exit_code == 2
     assert runs.invoke("fire", "x", "--payload", "[1]").exit_code == 2
     assert runs.invoke("run", "heartbeat:daily", "--model", "scripted:/no/such.json").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("command", "flags", "bot", "chat", "thread"),
+    [
+        pytest.param(
+            ("fire", "ticket.opened", "--payload", '{"ticket": "T-9"}'),
+            ("--chat", "tg:chat:elsewhere", "--thread", "77"),
+            "nova", "tg:chat:elsewhere", "77",
+            id="fire-chat-thread",
+        ),
+        pytest.param(
+            ("fire", "ticket.opened", "--payload", '{"ticket": "T-10"}'),
+            ("--thread", "78"),
+            "nova", "tg:chat:desk", "78",
+            id="fire-thread-alone",
+        ),
+        pytest.param(
+            ("run", "heartbeat:daily"), ("--chat", "tg:chat:other"),
+            "nova", "tg:chat:other", None,
+            id="run-chat",
+        ),
+        pytest.param(
+            ("run", "heartbeat:daily"), ("--bot", "desk"),
+            "desk", "tg:chat:news", None,
+            id="run-bot-alone",
+        ),
+        pytest.param(
+            ("scenario", "first-touch"), ("--chat", "tg:user:9"),
+            "nova", "tg:user:9", None,
+            id="scenario-chat",
+        ),
+    ],
+)  # fmt: skip
+def test_a_flag_not_given_leaves_where_the_run_speaks_to_its_file(
+    runs: Runs,
+    command: tuple[str, ...],
+    flags: tuple[str, ...],
+    bot: str,
+    chat: str,
+    thread: str | None,
+) -> None:
+    model = runs.script(f"where-{command[1]}", [{"text": "Here."}])
+    # The scenario fails without its vars, after it decided where it speaks.
+    code = 1 if command[0] == "scenario" else 0
+    record = runs.json(*command, *flags, "--model", model, exit_code=code)
+    assert (record["bot"], record["chat"], record["thread"]) == (bot, chat, thread)
+    assert [(m["bot"], m["chat"], m["thread"]) for m in record["messages"]] == (
+        [] if code else [(bot, chat, thread)]
+    )
+
+
+def test_approve_model_answers_the_rest_of_a_run_it_resumes_and_asks_nothing_twice(
+    runs: Runs,
+) -> None:
+    notice = {"name": "send_message", "arguments": {"text": "The lift is back."}}
+    first = runs.script("first-model", [{"tool_calls": [notice]}, {"text": "From the first."}])
+    # The `keel run` process ends while its run waits: `keel approve` takes the run over,
+    # and its replay reads the first request back from the journal.
+    started = keel("run", str(runs.brain), "heartbeat:guarded", "--model", first,
+                   "--db", runs.db, "--json")  # fmt: skip
+    status, out, err = finish(started)
+    assert status == 0, err
+    waiting = json.loads(out)
+    assert waiting["status"] == "waiting"
+    second = runs.script("second-model", [{"text": "From the second."}])
+    card = waiting["cards"][0]["id"]
+    record = runs.json("approve", card, "--yes", "--model", second)
+    assert record["status"] == "done"
+    assert [s["name"] for s in record["steps"]] == [
+        "start", "prepare", "request", "card", "decision", "tool", "request", "finish",
+    ]  # fmt: skip
+    with runs.engine.store.transaction() as tx:
+        steps = tx.steps(record["id"])
+        usage = tx.usage(run_id=record["id"])
+    answers = [s.output["text"] for s in steps if s.name == "request"]
+    assert answers == ["", "From the second."]
+    assert len(usage) == 2  # the first request was read back, not asked again
+    assert [m["text"] for m in record["messages"]][1:] == ["The lift is back."]
+
+
+def test_approve_model_is_checked_before_the_card_is_decided(runs: Runs) -> None:
+    result = runs.invoke("approve", "no-such-card", "--yes", "--model", "scripted:/no/such.json")
+    assert result.exit_code == 2
+    assert "no/such.json" in result.output

@@ -4,8 +4,14 @@
 A command that starts a run runs it in its own process, now, and waits until it is done,
 failed, or waiting for a person's approval; it prints the run's record (`--json`: the
 record itself, `keel.runs.records`). Exit status: 0 when the run is done or waiting, 1
-when it failed, 3 when what it did was refused, 2 on a usage error. `keel runs` and `keel
-messages` only read Keel's tables, and never load DBOS.
+when it failed, 3 when what it did was refused, 2 on a usage error (an event no hook
+listens to is one). `keel runs` and `keel messages` only read Keel's tables, and never
+load DBOS.
+
+What runs and models wrote is printed as text, never read as markup: a `[card …]` in a
+message stays on screen. Tables keep ids whole at any width; a narrow terminal drops the
+columns that say least, and a step's detail is cut to one line (the record prints each
+long text once, in full).
 
 A process that ends while one of its runs waits for a card ends at once: the run waits in
 the journal, and `keel approve` (or a worker, once the card is decided) finishes it.
@@ -16,49 +22,102 @@ from __future__ import annotations
 import _thread
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from keel.cli.app import EXIT_FAILED, EXIT_REFUSED, app, console, emit_json, guard
+from keel.brain.limits import MAX_BOT_CHARS
+from keel.brain.problems import did_you_mean
+from keel.cli.app import (
+    EXIT_FAILED,
+    EXIT_REFUSED,
+    app,
+    console,
+    emit_json,
+    error_console,
+    guard,
+)
 from keel.cli.options import (
     BrainArg,
     DbOpt,
     EntityOpt,
     JsonOpt,
     ReachOpt,
-    ThreadOpt,
+    _checked,
     open_engine,
     parse_reach,
     parse_run,
 )
 from keel.errors import UsageError
-from keel.link.values import Conversation
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model
+from keel.state.database import shown
 from keel.store.run_values import RUN_STATUSES, RunStatus
 
+if TYPE_CHECKING:  # the runs package loads only in the commands that start or finish runs
+    from keel.runs.app import Runtime
+
+SPECS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, scripted:FILE or none"
 ModelOpt = Annotated[
     str | None,
     typer.Option(
         "--model",
-        help="The model: openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, "
-        "scripted:FILE or none (default: the role's or MANIFEST's, else a provider whose "
+        help=f"The model: {SPECS} (default: the role's or MANIFEST's, else a provider whose "
         "key is set, else none).",
     ),
 ]
+WorkerModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help=f"The model of the heartbeats it runs: {SPECS}. A run it takes over keeps the "
+        "model it started with.",
+    ),
+]
+ApproveModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help=f"The model that answers the rest of the run when this process finishes it: "
+        f"{SPECS} (default: the one the run started with). Requests already answered are "
+        "not asked again.",
+    ),
+]
+
+
 RunBotOpt = Annotated[
-    str | None, typer.Option("--bot", help="The bot the run speaks as (default: its own).")
+    str | None,
+    typer.Option(
+        "--bot",
+        help="The bot the run speaks as (default: its own).",
+        callback=_checked("the bot", MAX_BOT_CHARS),
+    ),
 ]
 RunChatOpt = Annotated[
-    str | None, typer.Option("--chat", help="The chat the run speaks in (default: its own).")
+    str | None,
+    typer.Option(
+        "--chat",
+        help="The chat the run speaks in (default: its own).",
+        callback=_checked("the chat id"),
+    ),
+]
+RunThreadOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--thread",
+        help="The thread it speaks in (default: its own, in its own chat; else none).",
+        callback=_checked("the thread id"),
+    ),
 ]
 PayloadOpt = Annotated[str, typer.Option("--payload", help="The event's payload, a JSON object.")]
 VarsOpt = Annotated[str, typer.Option("--vars", help="The scenario's vars, a JSON object.")]
@@ -87,14 +146,6 @@ def json_object(text: str, flag: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"{flag} must be a JSON object, not {type(value).__name__}")
     return value
-
-
-def where(bot: str | None, chat: str | None, thread: str | None) -> Conversation | None:
-    if bot is None and chat is None and thread is None:
-        return None
-    if chat is None:
-        raise UsageError("--bot and --thread say where in a chat: name the chat with --chat")
-    return Conversation(bot=bot or "cli", chat=chat, thread=thread)
 
 
 @contextmanager
@@ -145,13 +196,13 @@ def run_now(
                 wait(runtime, order.id)
             with engine.store.transaction() as tx:
                 records = [run_record(tx, o.id) for o in made]
-            shown = [r for r in records if r is not None]
+            ended = [r for r in records if r is not None]
             if as_json:
-                emit_json(shown[0] if len(made) == 1 and shown else {"runs": shown})
+                emit_json(ended[0] if len(made) == 1 and ended else {"runs": ended})
             else:
-                for record in shown:
-                    print_record(record)
-            raise typer.Exit(exit_code(shown))
+                for record in ended:
+                    print_record(record, approve_with=approve_prefix(path, db))
+            raise typer.Exit(exit_code(ended))
 
 
 def exit_code(records: list[dict[str, Any]]) -> int:
@@ -171,12 +222,15 @@ def run_cmd(
     input_text: Annotated[str, typer.Option("--input", help="The run's input text.")] = "",
     bot: RunBotOpt = None,
     chat: RunChatOpt = None,
-    thread: ThreadOpt = None,
+    thread: RunThreadOpt = None,
     model: ModelOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a heartbeat, hook or scenario now, durably, and wait for it."""
+    """Run a heartbeat, hook or scenario now, durably, and wait for it.
+
+    --bot, --chat and --thread each replace one of the run's own; a flag not given keeps
+    the file's (--chat alone keeps its bot)."""
 
     def body() -> None:
         from keel.runs.service import order_for
@@ -185,7 +239,6 @@ def run_cmd(
         if ref is None:  # parse_run answers None only for no text
             raise UsageError("name what to run: heartbeat:ID, hook:ID or scenario:ID")
         spec = model_spec(model)
-        place = where(bot, chat, thread)
 
         def orders(engine: Engine) -> list[Any]:
             order = order_for(
@@ -193,7 +246,9 @@ def run_cmd(
                 ref,
                 entity=entity,
                 reach=parse_reach(reach),
-                conversation=place,
+                bot=bot,
+                chat=chat,
+                thread=thread,
                 input_text=input_text,
                 model=spec,
             )
@@ -215,24 +270,39 @@ def fire(
     ] = None,
     bot: RunBotOpt = None,
     chat: RunChatOpt = None,
-    thread: ThreadOpt = None,
+    thread: RunThreadOpt = None,
     model: ModelOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fire an event: every hook listening to it runs now (its gate decides the reach)."""
+    """Fire an event: every hook listening to it runs now (its gate decides the reach).
+
+    An event no hook listens to is a usage error (exit 2, nothing on stdout with --json):
+    a misspelt event would otherwise run nothing without a word. --bot, --chat and
+    --thread each replace one of the hook's own."""
 
     def body() -> None:
-        from keel.runs.service import hook_orders
+        from keel.runs.service import hook_events, hook_orders
 
         data = json_object(payload, "--payload")
         spec = model_spec(model)
-        place = where(bot, chat, thread)
 
         def orders(engine: Engine) -> list[Any]:
-            return hook_orders(
-                engine.brain, event, data, conversation=place, model=spec, event_id=event_id
+            made = hook_orders(
+                engine.brain,
+                event,
+                data,
+                bot=bot,
+                chat=chat,
+                thread=thread,
+                model=spec,
+                event_id=event_id,
             )
+            if not made:
+                events = hook_events(engine.brain)
+                hint = did_you_mean(event, events) if events else " — the brain has no hooks"
+                raise UsageError(f"no hook listens to {event!r}{hint}")
+            return made
 
         run_now(brain, db, as_json, orders)
 
@@ -246,12 +316,14 @@ def scenario(
     vars_: VarsOpt = "{}",
     bot: RunBotOpt = None,
     chat: RunChatOpt = None,
-    thread: ThreadOpt = None,
+    thread: RunThreadOpt = None,
     model: ModelOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a scenario now: its pipeline with these vars, each ctx call a durable step."""
+    """Run a scenario now: its pipeline with these vars, each ctx call a durable step.
+
+    --bot, --chat and --thread each replace one of the scenario's own."""
 
     def body() -> None:
         from keel.link.values import RunRef
@@ -259,11 +331,13 @@ def scenario(
 
         data = json_object(vars_, "--vars")
         spec = model_spec(model)
-        place = where(bot, chat, thread)
 
         def orders(engine: Engine) -> list[Any]:
             ref = RunRef(kind="scenario", id=ident)
-            return [order_for(engine.brain, ref, vars_=data, conversation=place, model=spec)]
+            order = order_for(
+                engine.brain, ref, vars_=data, bot=bot, chat=chat, thread=thread, model=spec
+            )
+            return [order]
 
         run_now(brain, db, as_json, orders)
 
@@ -303,17 +377,16 @@ def runs(
             else:
                 found = [run_summary(r) for r in tx.runs(status=_status(status), limit=limit)]
         if action == "show":
-            emit_json(found) if as_json else print_record(found)
+            if as_json:
+                emit_json(found)
+            else:
+                print_record(found, approve_with=approve_prefix(brain, db))
         elif as_json:
             emit_json({"runs": found})
+        elif found:
+            print_runs(console(), found)
         else:
-            table = Table("id", "run", "status", "chat", "started", "error", box=None)
-            for r in found:
-                table.add_row(
-                    r["id"], r["run"], r["status"], r["chat"] or "", r["created_at"][:19],
-                    r["error"] or "",
-                )  # fmt: skip
-            console().print(table if found else "no runs yet")
+            console().print("no runs yet")
 
     guard(as_json, body)
 
@@ -343,48 +416,198 @@ def messages(
         if as_json:
             emit_json({"chat": chat, "messages": [m.to_json() for m in sent]})
             return
+        out = console()
         for m in sent:
             reach = ", ".join(r.context + (f"={r.entity}" if r.entity else "") for r in m.reach)
-            card = " · [yellow]card pending[/]" if m.pending_card else ""
-            console().print(
-                f"[bold]{m.message_id}[/] · {m.run or '-'} · reach {reach or '-'}{card}\n  {m.text}"
-            )
+            head = Text(m.message_id, style="bold")
+            head.append(f" · {m.run or '-'} · reach {reach or '-'}")
+            if m.thread:
+                head.append(f" · thread {m.thread}")
+            if m.pending_card:
+                head.append(" · card pending", style="yellow")
+            out.print(head)
+            out.print(indented(m.text))
         if not sent:
-            console().print(f"nothing was sent in {chat}")
+            out.print(Text(f"nothing was sent in {chat}"))
 
     guard(as_json, body)
 
 
-def _owned_here(runtime: Any, run_id: str) -> bool:
+def _owned_here(runtime: Runtime, run_id: str) -> bool:
+    return _owner(run_id) == runtime.executor
+
+
+def _owner(run_id: str) -> str | None:
+    """The executor that holds a run's workflow, if DBOS knows it."""
     from dbos import DBOS
 
     status = DBOS.get_workflow_status(run_id)
-    return status is not None and status.executor_id == runtime.executor
+    return None if status is None else status.executor_id
 
 
-def print_record(record: dict[str, Any]) -> None:
-    """A run's record for a person."""
+# -- printing runs ---------------------------------------------------------------------------
+
+# The space rich puts between two columns of a borderless table.
+GAP = 2
+# The narrowest a cut column gets before another column gives way to it.
+CUT_MIN = 12
+# What a narrow terminal gives up first in `keel runs`: the id says what it is a run of,
+# and `keel runs BRAIN show ID` says the rest.
+RUNS_DROP = ("run", "chat", "error", "started")
+STATUS_STYLE = {"done": "green", "failed": "red", "waiting": "yellow"}
+
+
+def indented(text: str, indent: int = 2) -> Table:
+    """`text` as a block whose wrapped lines stay under its first (a grid, not a prefix)."""
+    grid = Table.grid()
+    grid.add_column(width=indent)
+    grid.add_column(overflow="fold")
+    grid.add_row("", Text(text))
+    return grid
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fitted(
+    width: int,
+    rows: Sequence[Mapping[str, str | Text]],
+    columns: Sequence[str],
+    *,
+    cut: str,
+    drop: Sequence[str] = (),
+) -> Table:
+    """A borderless table of `rows` in `width` columns that never cuts a cell but `cut`'s.
+
+    Each column is as wide as its widest cell. The columns in `drop` give way, in order,
+    until the rest fit; `cut` then takes the width left, each of its cells on one line,
+    cut with … (left to itself, rich would shrink the id columns too). When even the rest
+    cannot fit, their cells fold onto more lines, every character kept.
+    """
+    cells = [{c: _text(r[c]) for c in columns} for r in rows]
+    natural = {c: max([len(c), *(cell[c].cell_len for cell in cells)]) for c in columns}
+    shown = list(columns)
+
+    def fixed() -> int:
+        return sum(natural[c] for c in shown if c != cut) + GAP * (len(shown) - 1)
+
+    def need() -> int:
+        return fixed() + (min(natural[cut], CUT_MIN) if cut in shown else 0)
+
+    for name in drop:
+        if need() <= width:
+            break
+        shown.remove(name)
+    fits = need() <= width
+    table = Table(box=None, pad_edge=False)
+    for c in shown:
+        if c == cut:
+            room = max(1, min(natural[c], width - fixed()))
+            table.add_column(c, no_wrap=True, overflow="ellipsis", width=room)
+        elif fits:
+            table.add_column(c, no_wrap=True, width=natural[c])
+        else:
+            table.add_column(c, overflow="fold")
+    for cell in cells:
+        table.add_row(*(cell[c] for c in shown))
+    return table
+
+
+def _text(cell: str | Text) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
+
+
+def status_text(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+def print_runs(out: Console, found: list[dict[str, Any]]) -> None:
+    """The runs listing: every id whole, at any width."""
+    rows = [
+        {
+            "id": r["id"],
+            "run": r["run"],
+            "status": status_text(r["status"]),
+            "chat": r["chat"] or "",
+            "started": r["created_at"][:19].replace("T", " "),
+            "error": one_line(r["error"] or ""),
+        }
+        for r in found
+    ]
+    columns = ("id", "run", "status", "chat", "started", "error")
+    out.print(fitted(out.width, rows, columns, cut="error", drop=RUNS_DROP))
+
+
+def approve_prefix(brain: Path, db: str | None) -> str:
+    """`keel approve BRAIN` as this command was given its brain and database."""
+    words = ["keel", "approve", shlex.quote(str(brain))]
+    if db is not None:
+        words += ["--db", shlex.quote(shown(db))]
+    return " ".join(words)
+
+
+def print_record(record: dict[str, Any], *, approve_with: str = "keel approve BRAIN") -> None:
+    """A run's record for a person: its header, a line per step, then each message, card
+    and error in full, once."""
     out = console()
-    out.print(
-        f"run [bold]{record['id']}[/] · {record['run']} · {record['status']}"
-        + (f" · role {record['role']}" if record["role"] else "")
-        + (f" · chat {record['chat']}" if record["chat"] else "")
-    )
-    steps = Table("#", "step", "status", "ms", "detail", box=None, pad_edge=False)
-    for s in record["steps"]:
-        ms = "" if s["ms"] is None else f"{s['ms']:.1f}"
-        steps.add_row(str(s["seq"]), s["name"], s["status"], ms, s["detail"])
-    out.print(steps)
+    head = Text("run ")
+    head.append(record["id"], style="bold")
+    head.append(f" · {record['run']} · ")
+    head.append_text(status_text(record["status"]))
+    out.print(head)
+    place = [(k, record.get(k)) for k in ("role", "bot", "chat", "thread")]
+    if any(v for _, v in place):
+        out.print(Text(" · ".join(f"{k} {v}" for k, v in place if v)))
+    rows = [
+        {
+            "#": str(s["seq"]),
+            "step": s["name"],
+            "status": status_text(s["status"]),
+            "ms": "" if s["ms"] is None else f"{s['ms']:.1f}",
+            "detail": one_line(s["detail"] or ""),
+        }
+        for s in record["steps"]
+    ]
+    out.print(fitted(out.width, rows, ("#", "step", "status", "ms", "detail"), cut="detail"))
+    cards = {c["message_id"]: c for c in record["cards"]}
     for m in record["messages"]:
-        out.print(f"sent {m['message_id']} to {m['chat']}: {m['text']}")
-    for c in record["cards"]:
-        out.print(f"card {c['id']} · {c['status']} · {c['summary']}")
-        if c["status"] == "pending":
-            out.print(
-                f"  waiting: reply yes or no to it, or keel approve BRAIN {c['id']} --yes (or --no)"
-            )
+        card = cards.pop(m["message_id"], None)
+        if card is not None:
+            _print_card(out, record, card, m["text"], approve_with)
+            continue
+        line = Text(f"sent {m['message_id']} to {m['chat']}")
+        if m.get("thread"):
+            line.append(f" · thread {m['thread']}")
+        out.print(line)
+        out.print(indented(m["text"]))
+    for card in cards.values():  # a card whose message is not among the run's
+        _print_card(out, record, card, card["summary"], approve_with)
     if record["error"]:
-        out.print(f"[bold red]error:[/] {record['error']}")
+        label = ("refused: ", "bold yellow") if record.get("refused") else ("error: ", "bold red")
+        out.print(Text.assemble(label, record["error"]))
+
+
+def _print_card(
+    out: Console, record: dict[str, Any], card: dict[str, Any], text: str, approve_with: str
+) -> None:
+    line = Text(f"card {card['id']} · ")
+    line.append_text(status_text(card["status"]))
+    if card.get("decided_by"):
+        line.append(f" by {card['decided_by']}")
+    if card.get("note"):
+        line.append(f" ({card['note']})")
+    if (card["chat"], card.get("thread")) != (record.get("chat"), record.get("thread")):
+        line.append(f" · sent to {card['chat']}")
+        line.append(f" · thread {card['thread']}" if card.get("thread") else "")
+    out.print(line)
+    out.print(indented(text))
+    if card["status"] == "pending":
+        out.print(
+            indented("waiting for a person: reply yes or no to the card, or run (--no to deny):")
+        )
+        # One line however narrow the terminal, so that it copies whole.
+        out.print(Text(f"  {approve_with} {card['id']} --yes"), soft_wrap=True)
 
 
 # -- workers and approvals ------------------------------------------------------------------
@@ -393,7 +616,7 @@ def print_record(record: dict[str, Any]) -> None:
 @app.command()
 def worker(
     brain: BrainArg,
-    model: ModelOpt = None,
+    model: WorkerModelOpt = None,
     until_idle: Annotated[
         bool, typer.Option("--until-idle", help="Stop once no run is left to do.")
     ] = False,
@@ -403,11 +626,14 @@ def worker(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the brain's heartbeats on their schedules and finish the runs of dead processes."""
+    """Run the brain's heartbeats on their schedules and finish the runs of dead processes.
+
+    It says when it starts its executor id, where its journal is and its schedules, and
+    when it stops what it did: the runs it took over and the runs it finished itself."""
 
     def body() -> None:
         from keel.runs.records import run_summary
-        from keel.runs.worker import serve
+        from keel.runs.worker import plural, serve
 
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None
@@ -415,7 +641,7 @@ def worker(
         for sig in (signal.SIGINT, signal.SIGTERM):
             if threading.current_thread() is threading.main_thread():
                 signal.signal(sig, stop_on_signal(stop))
-        say = None if as_json else (lambda line: console().print(line))
+        say = None if as_json else _say
         engine = Engine(brain, db, watch=not until_idle)
         try:
             report = serve(
@@ -425,6 +651,7 @@ def worker(
             engine.close()
         data = {
             "executor": report.executor,
+            "journal": report.journal,
             "schedules": [{"name": s.name, "cron": s.cron} for s in report.schedules],
             "recovered": report.recovered,
             "finished": [run_summary(r) for r in report.finished],
@@ -432,15 +659,38 @@ def worker(
         if as_json:
             emit_json(data)
         else:
-            console().print(
-                f"worker {report.executor}: {len(report.schedules)} schedules, "
-                f"took over {len(report.recovered)} runs, {len(report.finished)} finished"
+            _say(
+                f"worker {report.executor} stopped: {plural(len(report.schedules), 'schedule')}, "
+                f"took over {plural(len(report.recovered), 'run')}, "
+                f"finished {plural(len(report.finished), 'run')}"
             )
         if report.left_running:
             sys.stdout.flush()
             os._exit(0)
 
     guard(as_json, body)
+
+
+def _say(line: str) -> None:
+    """A worker's line, written at once: a worker's output is often a log, followed for
+    days. Into a log or a pipe it is one line per event; on a terminal it wraps at words."""
+    out = console()
+    out.print(Text(line), soft_wrap=not out.is_terminal)
+    sys.stdout.flush()
+
+
+def _model_unused(runtime: Runtime, record: dict[str, Any]) -> None:
+    """Say so when another live process went on with the run (it held the run, or took it
+    from DBOS's queue first): that process answers with the run's own model."""
+    ended = record["status"] in ("done", "failed")
+    went_on = record["executor"] if ended else _owner(record["id"])
+    if went_on != runtime.executor:
+        error_console().print(
+            Text(
+                f"note: --model was not used: run {record['id']} went on in the process "
+                f"{went_on}, with the model it started with"
+            )
+        )
 
 
 def stop_on_signal(stop: threading.Event) -> Callable[[int, Any], None]:
@@ -466,36 +716,49 @@ def approve(
     no: Annotated[bool, typer.Option("--no", help="Deny the call.")] = False,
     by: Annotated[str | None, typer.Option("--by", help="Who decides.")] = None,
     note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
+    model: ApproveModelOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Approve or deny a pending card; its run goes on (here, when no live process runs it)."""
+    """Approve or deny a pending card; its run goes on (here, when no live process runs it).
+
+    With --model, the requests the run still sends here go to that model; a run a live
+    process holds goes on there, with the model it has."""
 
     def body() -> None:
         from keel.runs.app import current
+        from keel.runs.context import answered_by
         from keel.runs.records import run_record
         from keel.runs.service import decide_and_wake, wait
 
         if yes == no:
             raise UsageError("say --yes or --no")
+        spec = model_spec(model)
+        choice = parse_model(spec) if spec is not None else None
         with open_engine(brain, db) as engine, runtime_for(engine, "approve"):
             runtime = current()
-            decided, taken = decide_and_wake(
-                runtime, card, approve=yes, by=by or "keel approve", note=note
-            )
-            # A run this process took over is finished here; one a live worker holds is
-            # followed for a while, then left to it.
-            here = taken or _owned_here(runtime, decided.run_id)
-            wait(runtime, decided.run_id, timeout_s=None if here else 30.0, waiting_done=True)
+            with engine.store.transaction() as tx:
+                asked = tx.card(card)  # None: decide says so
+            with answered_by(asked.run_id if asked is not None else None, choice):
+                decided, taken = decide_and_wake(
+                    runtime, card, approve=yes, by=by or "keel approve", note=note
+                )
+                # A run this process took over is finished here; one a live worker holds is
+                # followed for a while, then left to it.
+                here = taken or _owned_here(runtime, decided.run_id)
+                timeout = None if here else 30.0
+                wait(runtime, decided.run_id, timeout_s=timeout, waiting_done=True)
             with engine.store.transaction() as tx:
                 record = run_record(tx, decided.run_id)
             if record is None:
                 raise UsageError(f"card {card} belongs to no recorded run")
+            if choice is not None:
+                _model_unused(runtime, record)
             if as_json:
                 emit_json(record)
             else:
-                console().print(f"card {card}: {'approved' if yes else 'denied'}")
-                print_record(record)
+                console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
+                print_record(record, approve_with=approve_prefix(brain, db))
             raise typer.Exit(exit_code([record]))
 
     guard(as_json, body)

@@ -7,11 +7,19 @@ the order the workflow takes its steps, so a replay counts the same way.
 The model is made on the first request that is really sent: a replay answers the earlier
 requests from the journal, and a scripted model (`scripted:FILE`) must then start at the
 step after the last one answered, not at its first.
+
+A process that finishes a run may name another model for the rest of it (`keel approve
+--model`, `answered_by`): the requests it still sends go there, a scripted file from its
+first step. The requests already journaled are read back as they were answered, never
+asked again, so a replay stays the same; and the plan keeps the model recorded at the
+start, which a process with no such word goes back to.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +36,24 @@ from keel.runtime.models import ModelClient, OpenAIChatModel
 from keel.store.store import Store
 from keel.testing import ScriptedModel
 
+# The model that answers the rest of a run in this process, by run id (`answered_by`).
+_answering: dict[str, ModelChoice] = {}
+
+
+@contextmanager
+def answered_by(run_id: str | None, choice: ModelChoice | None) -> Iterator[None]:
+    """While the block runs, the requests run `run_id` sends from this process go to
+    `choice` instead of the model recorded at its start (either None: no change)."""
+    if run_id is None or choice is None:
+        yield
+        return
+    _answering[run_id] = choice
+    try:
+        yield
+    finally:
+        if _answering.get(run_id) is choice:
+            del _answering[run_id]
+
 
 @dataclass(slots=True, kw_only=True)
 class RunContext:
@@ -39,6 +65,7 @@ class RunContext:
     seq: int = 0
     requests: int = 0
     _model: ModelClient | None = field(default=None, repr=False)
+    _spec: str | None = field(default=None, repr=False)  # the spec `_model` was made from
 
     @property
     def run_id(self) -> str:
@@ -73,10 +100,23 @@ class RunContext:
         """The id of the message a step sends: the same on every replay of the step."""
         return f"{self.run_id}:{seq}"
 
+    @property
+    def model_spec(self) -> str:
+        """The spec of the model that answers the run's next request sent from here."""
+        override = _answering.get(self.run_id)
+        return override.spec if override is not None else self.planned.model
+
     def model(self) -> ModelClient | None:
-        """The run's model client (None for `none`), made at the first request sent."""
-        if self._model is None:
-            self._model = run_model(parse_model(self.planned.model), served=self.requests - 1)
+        """The run's model client (None for `none`), made at the first request sent, and
+        again when another model is to answer the rest of the run (`answered_by`)."""
+        spec = self.model_spec
+        if self._spec != spec:
+            override = _answering.get(self.run_id)
+            if override is not None:  # a new model starts at its own beginning
+                self._model = run_model(override, served=0)
+            else:
+                self._model = run_model(parse_model(spec), served=self.requests - 1)
+            self._spec = spec
         return self._model
 
 

@@ -20,9 +20,10 @@ from keel.brain.specs import ReachEntry
 from keel.link.reach import find_run
 from keel.link.values import Conversation, RunRef
 from keel.runs.app import Runtime
-from keel.runs.approvals import decide, wake
+from keel.runs.approvals import wake
 from keel.runs.executors import recover_dead
 from keel.runs.values import RunOrder
+from keel.runtime.cards import decide
 from keel.store.run_values import CardRow, RunStatus
 
 # A run is followed until it reaches one of these.
@@ -43,14 +44,26 @@ def order_for(
     entity: str | None = None,
     reach: tuple[ReachEntry, ...] | None = None,
     conversation: Conversation | None = None,
+    bot: str | None = None,
+    chat: str | None = None,
+    thread: str | None = None,
     input_text: str = "",
     vars_: Mapping[str, Any] | None = None,
     model: str | None = None,
     run_id: str | None = None,
 ) -> RunOrder:
     """The order for a run of a heartbeat, hook or scenario of `brain` (`UsageError` for an
-    entity the brain does not have)."""
+    entity the brain does not have).
+
+    `bot`, `chat` and `thread` say where the run speaks, each on its own: one left None is
+    the entity's (`keel.runs.plan`), so `--chat` alone keeps the entity's bot. A
+    `conversation` names all three at once; a field named on its own wins over it.
+    """
     find_run(brain, run)
+    if conversation is not None:
+        bot = bot or conversation.bot
+        chat = chat or conversation.chat
+        thread = thread or conversation.thread
     return RunOrder(
         id=run_id or new_id(run.kind, run.id),
         kind=run.kind,
@@ -59,9 +72,9 @@ def order_for(
         entity=entity,
         reach=reach,
         vars=dict(vars_ or {}),
-        bot=conversation.bot if conversation is not None else None,
-        chat=conversation.chat if conversation is not None else None,
-        thread=conversation.thread if conversation is not None else None,
+        bot=bot,
+        chat=chat,
+        thread=thread,
         input=input_text,
         model=model,
     )
@@ -73,10 +86,14 @@ def hook_orders(
     payload: Mapping[str, Any],
     *,
     conversation: Conversation | None = None,
+    bot: str | None = None,
+    chat: str | None = None,
+    thread: str | None = None,
     model: str | None = None,
     event_id: str | None = None,
 ) -> list[RunOrder]:
-    """One order per hook listening to `event`, in id order (none when no hook listens).
+    """One order per hook listening to `event`, in id order (none when no hook listens);
+    where each speaks as `order_for` has it.
 
     With `event_id`, each run's id is derived from it: firing the same event again finds
     its runs already there and starts nothing new.
@@ -91,11 +108,19 @@ def hook_orders(
             brain,
             RunRef(kind="hook", id=hook.id),
             conversation=conversation,
+            bot=bot,
+            chat=chat,
+            thread=thread,
             model=model,
             run_id=f"hook-{hook.id}-{event_id}" if event_id else None,
         )
         orders.append(replace(order, event=event, payload=dict(payload)))
     return orders
+
+
+def hook_events(brain: Brain) -> list[str]:
+    """The events the brain's hooks listen to, sorted."""
+    return sorted({e.event for e in brain.entities.values() if e.kind == "hook" and e.event})
 
 
 def start(order: RunOrder) -> str:
