@@ -62,6 +62,29 @@ def test_a_call_that_needs_approval_waits_on_a_card_and_a_yes_reply_lets_it_run(
     assert origin.pending_card is False
 
 
+def test_a_no_replied_with_keel_turn_decides_the_card_and_finishes_the_run(runs: Runs) -> None:
+    record = waiting_run(runs, "turn-no")
+    [card] = record["cards"]
+    flags = (
+        "--bot",
+        "nova",
+        "--chat",
+        "tg:chat:board",
+        "--role",
+        "guarded",
+        "--reply-to",
+        card["id"],
+    )
+    decided = runs.json("turn", *flags, "--input", "No, not today")
+    assert decided["card"] == {"id": card["id"], "status": "denied"}
+    assert decided["run"]["status"] == "done"
+    assert "The lift is out today." not in posted(runs, record["id"])  # the denied call
+    # The card is decided: the same reply again is an ordinary turn.
+    again = runs.json("turn", *flags, "--input", "No, not today")
+    assert "card" not in again
+    assert again["turn"] >= 1
+
+
 def test_keel_approve_no_denies_the_call_and_the_agent_is_told(runs: Runs) -> None:
     record = waiting_run(runs, "deny")
     card = record["cards"][0]["id"]

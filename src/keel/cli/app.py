@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from keel.errors import KeelError, LinkError, Refused, UsageError
 
@@ -71,7 +72,7 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
         if as_json:
             emit_json({"refused": str(exc)})
         else:
-            console().print(f"[bold yellow]refused:[/] {exc}")
+            console().print(f"[bold yellow]refused:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_REFUSED) from None
     except UsageError as exc:
         fail(exc)
@@ -82,5 +83,6 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
 def fail(error: KeelError | str, *, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line error (or refusal) to stderr and exit with `code`."""
     label = "[bold yellow]refused:[/]" if isinstance(error, Refused) else "[bold red]error:[/]"
-    error_console().print(f"{label} {error}", markup=True)
+    # The message is text, not markup: a `[run, ask]` it quotes must print as written.
+    error_console().print(f"{label} {escape(str(error))}", markup=True)
     raise typer.Exit(code)

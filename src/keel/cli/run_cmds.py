@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -62,7 +62,7 @@ from keel.errors import UsageError
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model
 from keel.state.database import shown
-from keel.store.run_values import RUN_STATUSES, RunStatus
+from keel.store.run_values import RUN_STATUSES, CardRow, RunStatus
 
 if TYPE_CHECKING:  # the runs package loads only in the commands that start or finish runs
     from keel.runs.app import Runtime
@@ -706,6 +706,34 @@ def stop_on_signal(stop: threading.Event) -> Callable[[int, Any], None]:
         _thread.start_new_thread(stop.set, ())
 
     return handler
+
+
+def follow_reply(
+    brain: Path, db: str | None, engine: Engine, card: CardRow, *, as_json: bool
+) -> NoReturn:
+    """After a chat turn's yes or no decided `card`: wake its run, finish it here when no
+    live process holds it, and print it as `keel approve` would."""
+    from keel.runs.app import current
+    from keel.runs.approvals import wake
+    from keel.runs.executors import recover_dead
+    from keel.runs.records import run_record
+    from keel.runs.service import wait
+
+    with runtime_for(engine, "reply"):
+        runtime = current()
+        wake(card)
+        here = card.run_id in recover_dead(runtime) or _owned_here(runtime, card.run_id)
+        wait(runtime, card.run_id, timeout_s=None if here else 30.0, waiting_done=True)
+        with engine.store.transaction() as tx:
+            record = run_record(tx, card.run_id)
+        if record is None:
+            raise UsageError(f"card {card.id} belongs to no recorded run")
+        if as_json:
+            emit_json({"card": {"id": card.id, "status": card.status}, "run": record})
+        else:
+            console().print(Text(f"card {card.id}: {card.status} by this reply"))
+            print_record(record, approve_with=approve_prefix(brain, db))
+        raise typer.Exit(exit_code([record]))
 
 
 @app.command()

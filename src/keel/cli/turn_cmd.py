@@ -172,6 +172,12 @@ def turn(
         cli_session = Session(id=session, compacted=compacted) if session else None
         answer: dict[str, object] = {}
         with open_engine(brain, db, counter=counter) as engine:
+            card = None if dry_run else engine.answer_card(request)
+            if card is not None:
+                # A yes or no to a pending card is the person's decision, not a turn.
+                from keel.cli.run_cmds import follow_reply
+
+                follow_reply(brain, db, engine, card, as_json=as_json)
             try:
                 if client is None:
                     prepared, assembly = engine.prepare(

@@ -178,7 +178,7 @@ class RunSteps:
                         run_id=context.run_id,
                         step=f"{seq}",
                         turn_id=prepared.id,
-                        model=context.planned.model,
+                        model=context.model_spec,
                         usage=step.usage,
                         at=now(),
                     )

@@ -30,13 +30,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from keel.errors import StoreError
+from keel.log import logger
 from keel.runs.app import APP_VERSION, BEAT_S, Runtime, describe, launch
+from keel.runs.approvals import wake_decided
 from keel.runs.executors import recover_dead
 from keel.runs.schedules import QUEUE, QUEUE_POLL_S, Schedule, apply
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice
 from keel.store import Tx
 from keel.store.run_values import RunRow
+
+LOG = logger("runs")
 
 # How often the worker's loop looks at the world.
 LOOP_S = 0.2
@@ -91,7 +96,7 @@ def serve(
             now = datetime.now(UTC).timestamp()
             if now - last_look >= BEAT_S or not last_look:
                 last_look = now
-                taken = recover_dead(runtime)
+                taken = look_around(runtime)
                 report.recovered += taken
                 for run_id in taken:
                     if say is not None:
@@ -148,6 +153,21 @@ def schedules_line(schedules: list[Schedule]) -> str:
 def plural(count: int, noun: str) -> str:
     """`1 run`, `2 runs`."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def look_around(runtime: Runtime) -> list[str]:
+    """One beat of a worker's watch: take over the runs of dead processes (their ids), and
+    wake the runs whose card a person decided where nothing could wake them (a reply to
+    the card in a chat turn). A database out of reach for a moment costs this beat only."""
+    try:
+        taken = recover_dead(runtime)
+        wake_decided(runtime.engine.store)
+    except StoreError:
+        LOG.warning(
+            "worker %s could not look at the runs this beat", runtime.executor, exc_info=True
+        )
+        return []
+    return taken
 
 
 def idle(runtime: Runtime) -> bool:
