@@ -249,6 +249,25 @@ def test_a_run_waiting_on_a_card_finishes_once_the_card_is_approved_over_the_api
     assert card["id"] not in [c["id"] for c in hosted.call("GET", "/v1/approvals")["cards"]]
 
 
+def test_a_yes_replied_to_a_card_in_a_chat_turn_lets_the_hosted_worker_finish_the_run(
+    hosted: Hosted,
+) -> None:
+    run = waiting(hosted, "reply")
+    [card] = run["cards"]
+    turn = {
+        "bot": "nova",
+        "chat": "tg:chat:board",
+        "role": "guarded",
+        "reply_to": [card["id"]],
+        "input": "yes, post it",
+    }
+    answered = hosted.call("POST", "/v1/turns", turn)
+    assert answered == {"card": {"id": card["id"], "run_id": run["id"], "status": "approved"}}
+    done = hosted.settled(run["id"], ENDED)  # woken by the worker's next look
+    assert done["status"] == "done", done
+    assert texts(done)[1:] == ["The lift is out today."]
+
+
 def test_a_card_denied_from_the_dashboard_lets_the_run_end_without_the_call(
     hosted: Hosted,
 ) -> None:
