@@ -289,6 +289,22 @@ def _keel_runs(conn: Connection) -> None:
     m.create_all(conn, checkfirst=False)
 
 
+def _keel_seeds(conn: Connection) -> None:
+    """The record of the seed `keel serve` played. A database a server seeded before this
+    migration has the table already (the server made it then): it is kept as it is."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_seeds",
+        m,
+        Column("name", String, primary_key=True),
+        Column("digest", String, nullable=False),
+        Column("played", Integer, nullable=False),
+        Column("note", String, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+    )
+    m.create_all(conn, checkfirst=True)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -296,6 +312,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0004_keel_state_files", _keel_state_files),
     ("0005_keel_turn_journal", _keel_turn_journal),
     ("0006_keel_runs", _keel_runs),
+    ("0007_keel_seeds", _keel_seeds),
 )
 
 

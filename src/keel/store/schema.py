@@ -280,3 +280,14 @@ executors = Table(
     Column("started_at", UTCDateTime, nullable=False),
     Column("seen_at", UTCDateTime, nullable=False),
 )
+
+# The seed `keel serve` plays into a new database, once: one row per seed file.
+seeds = Table(
+    "keel_seeds",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("digest", String, nullable=False),
+    Column("played", Integer, nullable=False),
+    Column("note", String, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
-from sqlalchemy import Column, Connection, DateTime, Integer, MetaData, String, Table, select, text
+from sqlalchemy import Connection, select, text
 
 from keel.brain.document import locate, parse_yaml
 from keel.errors import ContentError, KeelError, Refused
@@ -50,16 +50,7 @@ LOG = logger("seed")
 # The lock's second key on PostgreSQL (the first is the schema), beside the migrations'.
 _LOCK = 0x73656564  # "seed"
 
-_meta = MetaData()
-seeds = Table(
-    "keel_seeds",
-    _meta,
-    Column("name", String, primary_key=True),
-    Column("digest", String, nullable=False),
-    Column("played", Integer, nullable=False),
-    Column("note", String, nullable=False),
-    Column("at", DateTime(timezone=True), nullable=False),
-)
+seeds = schema.seeds
 
 
 class TurnStep(TurnBody):
@@ -154,7 +145,6 @@ def _claim(conn: Connection, seed: Seed, now: datetime) -> str | None:
             text("SELECT pg_advisory_xact_lock(hashtext(coalesce(current_schema(), '')), :k)"),
             {"k": _LOCK},
         )
-    seeds.create(conn, checkfirst=True)
     done = conn.execute(select(seeds).where(seeds.c.name == SEED_FILE)).first()
     if done is not None:
         return f"not played: the database was seeded on {done.at:%Y-%m-%d %H:%M} ({done.note})"
