@@ -131,6 +131,16 @@ def test_another_roles_kept_link_is_left_out_without_a_refusal(brain: Brain) -> 
     assert pairs(turn(brain, stored, role="support")) == [("ticket", "T-481", "code")]
 
 
+def test_another_roles_kept_open_is_left_out_unless_this_role_may_open_it(brain: Brain) -> None:
+    # Role support opened the policy; the bookkeeper, who may not open it, speaks next.
+    kept = KeptLink(context="policy", entity=None, kind="ask", feature="support", until_turn=6)
+    stored = Stored(turn=5, kept=(kept,))
+    other = turn(brain, stored, role="bookkeeper")
+    assert pairs(other) == []
+    assert other.refused == ()
+    assert pairs(turn(brain, stored, role="support")) == [("policy", None, "ask")]
+
+
 def test_a_kept_link_the_role_admits_still_meets_the_pin(brain: Brain) -> None:
     room = Conversation(bot="nova", chat=ACME)
     kept = KeptLink(context="client", entity="globex", kind="code", feature="agency", until_turn=9)

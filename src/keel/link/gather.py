@@ -9,6 +9,7 @@ each pair is kept once, under its strongest link.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -147,7 +148,7 @@ def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
     restart = _reply_links(brain, request, stored.origins, collector, log)
     _code_links(brain, request.attach, collector)
     _ask_links(brain, request.open, reach, bindings, collector)
-    _kept_links(brain, stored, restart, collector)
+    _kept_links(brain, stored, restart, collector, _can_open(role, reach, bindings))
     for ident in brain.admitted(role, "always"):
         collector.offer(brain.contexts[ident], None, "always", explicit=True)
     return LinkResult(
@@ -291,6 +292,16 @@ def _ask_links(
         collector.offer(context, entry.entity, "ask", explicit=True)
 
 
+def _can_open(
+    role: RoleSpec, reach: tuple[ReachEntry, ...], bindings: dict[str, Binding]
+) -> Callable[[str], bool]:
+    """Whether this role may open a context in this turn: admitted, reached by its run, or
+    bound here by access.yaml."""
+    reached = {r.context for r in reach}
+    bound = {c for c, b in bindings.items() if b.source == "access"}
+    return lambda ident: role.admits(ident) or ident in reached or ident in bound
+
+
 def _unknown_open(
     brain: Brain,
     ident: str,
@@ -300,21 +311,27 @@ def _unknown_open(
 ) -> str:
     if ident in brain.switched_off and role.admits(ident):
         return f"'{ident}' belongs to feature '{brain.switched_off[ident]}', which is switched off"
-    reached = {r.context for r in reach}
-    bound = {c for c, b in bindings.items() if b.source == "access"}
-    openable = [c for c in brain.contexts if role.admits(c) or c in reached or c in bound]
-    return f"no context '{ident}'{did_you_mean(ident, openable)}"
+    can_open = _can_open(role, reach, bindings)
+    return f"no context '{ident}'{did_you_mean(ident, [c for c in brain.contexts if can_open(c)])}"
 
 
-def _kept_links(brain: Brain, stored: Stored, restart: set[str], collector: _Collector) -> None:
+def _kept_links(
+    brain: Brain,
+    stored: Stored,
+    restart: set[str],
+    collector: _Collector,
+    can_open: Callable[[str], bool],
+) -> None:
     for kept in stored.kept:
         context = brain.contexts.get(kept.context)
         if context is None or kept.until_turn < stored.turn:
             continue
-        # Kept for the conversation, whatever role made it: a reply or code link of a
-        # context this role does not admit is another role's, and this turn asked for
-        # nothing to refuse. Left out, it stays kept for that role's next turns.
-        if kept.kind != "ask" and not collector.role.admits(context.id):
+        # Kept for the conversation, whatever role made it: a link of a context this role
+        # could not have made (not admitted; for an open, not openable here either) is
+        # another role's, and this turn asked for nothing to refuse. Left out, it stays
+        # kept for that role's next turns.
+        made = can_open(context.id) if kept.kind == "ask" else collector.role.admits(context.id)
+        if not made:
             continue
         # A new reply to the same feature restarts the count of its kept reply links.
         restarted = kept.kind == "reply" and kept.feature in restart
