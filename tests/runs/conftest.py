@@ -88,7 +88,13 @@ def runs(
 ) -> Iterator[Runs]:
     folder = tmp_path_factory.mktemp("runs")
     brain = write_files(folder / "brain", RUNS_BRAIN)
-    if request.param == "sqlite":
+    yield from launched_on(request.param, brain, folder)
+
+
+def launched_on(database: str, brain: Path, folder: Path) -> Iterator[Runs]:
+    """`brain` on a SQLite file in `folder` or a fresh PostgreSQL schema (`database`), with
+    this process's runtime launched on it; the schemas are dropped afterwards."""
+    if database == "sqlite":
         yield from _launched(brain, f"sqlite:///{(folder / 'keel.db').as_posix()}", folder)
         return
     with fresh_schema() as url:

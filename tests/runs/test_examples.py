@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 
 from keel.brain import load_brain
-from tests.databases import fresh_schema
-from tests.runs.conftest import Runs, _launched, drop_dbos_schema
+from tests.runs.conftest import Runs, launched_on
 
 BRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "brain"
 
@@ -61,15 +60,7 @@ def example(
     folder = tmp_path_factory.mktemp("example-runs")
     brain = folder / "brain"
     shutil.copytree(BRAIN_DIR, brain, ignore=shutil.ignore_patterns(".keel"))
-    if request.param == "sqlite":
-        yield from _launched(brain, f"sqlite:///{(folder / 'keel.db').as_posix()}", folder)
-        return
-    with fresh_schema() as url:
-        text = url.render_as_string(hide_password=False)
-        try:
-            yield from _launched(brain, text, folder)
-        finally:
-            drop_dbos_schema(text)
+    yield from launched_on(request.param, brain, folder)
 
 
 # -- reading what a run left -----------------------------------------------------------------

@@ -18,12 +18,9 @@ from typing import Any
 
 import pytest
 
-from keel.runs.app import launch
 from keel.runs.commits import content_hash
-from keel.runtime.engine import Engine
-from tests.databases import fresh_schema
 from tests.runs.brains import ROLE
-from tests.runs.conftest import Runs, drop_dbos_schema, write_files
+from tests.runs.conftest import Runs, launched_on, write_files
 from tests.runs.processes import finish, keel
 
 CHAT = "tg:chat:desk"
@@ -117,27 +114,7 @@ def pinned(
     brain = write_files(folder / "brain", {**WEATHER_BRAIN, ".gitignore": ".keel/\n"})
     git(brain, "init", "-q")
     commit(brain, "the weather brain")
-    if request.param == "sqlite":
-        yield from _launched(brain, f"sqlite:///{(folder / 'keel.db').as_posix()}", folder)
-        return
-    with fresh_schema() as url:
-        text = url.render_as_string(hide_password=False)
-        try:
-            yield from _launched(brain, text, folder)
-        finally:
-            drop_dbos_schema(text)
-
-
-def _launched(brain: Path, db: str, folder: Path) -> Iterator[Runs]:
-    engine = Engine(brain, db, watch=False)
-    if not db.startswith("sqlite"):
-        engine.apply_state()
-    runtime = launch(engine, kind="test")
-    try:
-        yield Runs(brain=brain, db=db, engine=engine, runtime=runtime, folder=folder)
-    finally:
-        runtime.close()
-        engine.close()
+    yield from launched_on(request.param, brain, folder)
 
 
 def said(turn: dict[str, Any]) -> str:
