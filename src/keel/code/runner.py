@@ -16,7 +16,8 @@ the turn to record::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from keel.code.answers import engage_answer, gate_answer, match_answer, render_answer
 from keel.code.modules import CodeKind
@@ -37,6 +38,23 @@ from keel.code.values import (
     RenderCall,
     Reply,
 )
+
+
+class _Call(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+class _Answer(Protocol):
+    @property
+    def failure(self) -> Failure | None: ...
+
+    @property
+    def log(self) -> tuple[str, ...]: ...
+
+
+C = TypeVar("C", bound=_Call)
+A = TypeVar("A", bound=_Answer)
 
 
 class CodeRunner(WorkerPool):
@@ -60,13 +78,7 @@ class CodeRunner(WorkerPool):
             )
             for c in calls
         ]
-        answers = tuple(
-            match_answer(c, r)
-            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
-        )
-        for call, answer in zip(calls, answers, strict=True):
-            _report(call.path, answer.failure, answer.log)
-        return answers
+        return self._answered(calls, jobs, match_answer, retry_crowded)
 
     def render_all(
         self, calls: Sequence[RenderCall], *, retry_crowded: bool = False
@@ -81,13 +93,7 @@ class CodeRunner(WorkerPool):
             )
             for c in calls
         ]
-        answers = tuple(
-            render_answer(c, r)
-            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
-        )
-        for call, answer in zip(calls, answers, strict=True):
-            _report(call.path, answer.failure, answer.log)
-        return answers
+        return self._answered(calls, jobs, render_answer, retry_crowded)
 
     def engage_all(
         self, calls: Sequence[EngageCall], *, retry_crowded: bool = False
@@ -102,12 +108,8 @@ class CodeRunner(WorkerPool):
             )
             for c in calls
         ]
-        answers = tuple(
-            engage_answer(c, r)
-            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
-        )
-        for call, answer in zip(calls, answers, strict=True):
-            _report(call.path, answer.failure, answer.log)
+        answers = self._answered(calls, jobs, engage_answer, retry_crowded)
+        for answer in answers:
             for reason in answer.dropped:
                 LOG.warning("%s", reason)
         return answers
@@ -134,10 +136,18 @@ class CodeRunner(WorkerPool):
             )
             for c in calls
         ]
-        answers = tuple(
-            gate_answer(c, r)
-            for c, r in zip(calls, self.run(jobs, retry_crowded=retry_crowded), strict=True)
-        )
+        return self._answered(calls, jobs, gate_answer, retry_crowded)
+
+    def _answered(
+        self,
+        calls: Sequence[C],
+        jobs: list[Job],
+        check: Callable[[C, Reply], A],
+        retry_crowded: bool,
+    ) -> tuple[A, ...]:
+        """Run a batch, check each reply against its call, and log what each file said."""
+        replies = self.run(jobs, retry_crowded=retry_crowded)
+        answers = tuple(check(c, r) for c, r in zip(calls, replies, strict=True))
         for call, answer in zip(calls, answers, strict=True):
             _report(call.path, answer.failure, answer.log)
         return answers
