@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,11 +115,16 @@ def parse_entry(text: str, flag: str) -> ReachEntry:
     return ReachEntry(context=context, entity=key if sep else None)
 
 
+def parse_entries(given: Sequence[str] | None, flag: str) -> tuple[ReachEntry, ...]:
+    """Every `CTX[=KEY]` of a flag's values, each value possibly a comma-separated list."""
+    return tuple(
+        parse_entry(part, flag) for text in given or () for part in text.split(",") if part.strip()
+    )
+
+
 def parse_reach(text: str | None) -> tuple[ReachEntry, ...] | None:
     """`--reach a,b=KEY` as entries; an empty string is an empty reach."""
-    if text is None:
-        return None
-    return tuple(parse_entry(part, "--reach") for part in text.split(",") if part.strip())
+    return None if text is None else parse_entries([text], "--reach")
 
 
 def parse_run(text: str | None) -> RunRef | None:

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import typer
 
-from keel.brain.specs import ReachEntry
 from keel.cli.app import EXIT_OVERFLOW, app, console, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
@@ -30,7 +29,7 @@ from keel.cli.options import (
     ThreadOpt,
     open_engine,
     parse_at,
-    parse_entry,
+    parse_entries,
     parse_reach,
     parse_run,
 )
@@ -57,13 +56,6 @@ OpenOpt = Annotated[
         "--open", help="The agent's context_open calls: CTX[=KEY], comma-separated or repeated."
     ),
 ]
-
-
-def parse_entries(given: list[str] | None, flag: str) -> tuple[ReachEntry, ...]:
-    """Every `CTX[=KEY]` of a repeatable flag, each value possibly a comma-separated list."""
-    return tuple(
-        parse_entry(part, flag) for text in given or () for part in text.split(",") if part.strip()
-    )
 
 
 def build_request(
