@@ -550,24 +550,33 @@ def follow_reply(
     from keel.runs.app import current
     from keel.runs.approvals import wake
     from keel.runs.executors import recover_dead
-    from keel.runs.records import run_record
-    from keel.runs.service import wait
 
     with runtime_for(engine, "reply"):
         runtime = current()
         wake(card)
-        here = card.run_id in recover_dead(runtime) or _owned_here(runtime, card.run_id)
-        wait(runtime, card.run_id, timeout_s=None if here else 30.0, waiting_done=True)
-        with engine.store.transaction() as tx:
-            record = run_record(tx, card.run_id)
-        if record is None:
-            raise UsageError(f"card {card.id} belongs to no recorded run")
+        record = _woken(runtime, card.id, card.run_id, taken=card.run_id in recover_dead(runtime))
         if as_json:
             emit_json({"card": {"id": card.id, "status": card.status}, "run": record})
         else:
             console().print(Text(f"card {card.id}: {card.status} by this reply"))
             print_record(record, approve_with=approve_prefix(brain, db))
         raise typer.Exit(exit_code([record]))
+
+
+def _woken(runtime: Runtime, card_id: str, run_id: str, *, taken: bool) -> dict[str, Any]:
+    """The record of a run just woken from its card: followed to its end when this process
+    runs it (it took the run over, or started it), else for a while, then left to its
+    process."""
+    from keel.runs.records import run_record
+    from keel.runs.service import wait
+
+    here = taken or _owned_here(runtime, run_id)
+    wait(runtime, run_id, timeout_s=None if here else 30.0, waiting_done=True)
+    with runtime.engine.store.transaction() as tx:
+        record = run_record(tx, run_id)
+    if record is None:
+        raise UsageError(f"card {card_id} belongs to no recorded run")
+    return record
 
 
 @app.command()
@@ -590,8 +599,7 @@ def approve(
     def body() -> None:
         from keel.runs.app import current
         from keel.runs.context import answered_by
-        from keel.runs.records import run_record
-        from keel.runs.service import decide_and_wake, wait
+        from keel.runs.service import decide_and_wake
 
         if yes == no:
             raise UsageError("say --yes or --no")
@@ -605,15 +613,7 @@ def approve(
                 decided, taken = decide_and_wake(
                     runtime, card, approve=yes, by=by or "keel approve", note=note
                 )
-                # A run this process took over is finished here; one a live worker holds is
-                # followed for a while, then left to it.
-                here = taken or _owned_here(runtime, decided.run_id)
-                timeout = None if here else 30.0
-                wait(runtime, decided.run_id, timeout_s=timeout, waiting_done=True)
-            with engine.store.transaction() as tx:
-                record = run_record(tx, decided.run_id)
-            if record is None:
-                raise UsageError(f"card {card} belongs to no recorded run")
+                record = _woken(runtime, card, decided.run_id, taken=taken)
             if choice is not None:
                 _model_unused(runtime, record)
             if as_json:
