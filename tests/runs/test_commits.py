@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from keel.brain import load_brain
+from keel.brain.source import BrainSource
+from keel.runs import pinning
 from keel.runs.commits import CommitError, Pin, brain_commit, content_hash, snapshot
+from keel.runs.pinning import Pinning, git_marks
 
 CONTEXT = "features/desk/ticket.context.md"
 ROLE = "features/desk/desk.agent.md"
@@ -315,3 +318,91 @@ def test_the_hash_does_not_depend_on_the_order_files_were_written(
     }
     write(other, files)
     assert content_hash(other) == content_hash(many_files)
+
+
+# keel.runs.pinning: the pin of a long-lived process, decided again only after a change
+
+
+def probed(root: Path) -> BrainSource:
+    """A source that looks at the files on every call, so an edit is seen at once."""
+    manifest = root / "constitution" / "MANIFEST.yaml"
+    manifest.write_text("name: pinned\ncontentProbe:\n  context: 0\n", encoding="utf-8")
+    return BrainSource(root, watch=False)
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record each call of `brain_commit` that `Pinning` makes."""
+    calls: list[Path] = []
+
+    def counted(root: Path) -> Pin:
+        calls.append(root)
+        return brain_commit(root)
+
+    monkeypatch.setattr(pinning, "brain_commit", counted)
+    return calls
+
+
+def test_an_unchanged_brain_is_pinned_once(
+    repo: Path, brain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = counting(monkeypatch)
+    memo = Pinning(probed(brain))
+    git(repo, "commit", "-qam", "the probe")  # probed() edits the MANIFEST
+    first = memo.pin()
+    assert [memo.pin() for _ in range(3)] == [first] * 3
+    assert (len(calls), first) == (1, brain_commit(brain))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda _, b: (b / CONTEXT).write_text(context("Edited.")), id="edited"),
+        pytest.param(
+            lambda repo, b: ((b / CONTEXT).write_text(context("Edited.")), git(repo, "add", ".")),
+            id="staged",
+        ),
+        pytest.param(
+            lambda repo, _: git(repo, "commit", "-q", "--allow-empty", "-m", "empty"),
+            id="committed",
+        ),
+        pytest.param(lambda repo, _: git(repo, "checkout", "-q", "-b", "other"), id="branched"),
+    ],
+)
+def test_a_change_to_the_files_or_to_what_git_has_checked_out_pins_again(
+    repo: Path,
+    brain: Path,
+    change: Callable[[Path, Path], object],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memo = Pinning(probed(brain))
+    git(repo, "commit", "-qam", "the probe")
+    calls = counting(monkeypatch)
+    memo.pin()
+    change(repo, brain)
+    assert memo.pin() == brain_commit(brain)
+    assert len(calls) == 2
+
+
+def test_outside_git_the_content_hash_is_kept_until_a_file_changes(
+    plain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = counting(monkeypatch)
+    memo = Pinning(probed(plain))
+    first = memo.pin()
+    assert memo.pin() == first
+    (plain / CONTEXT).write_text(context("Edited."), encoding="utf-8")
+    second = memo.pin()
+    assert (first.kind, second.kind, len(calls)) == ("content", "content", 2)
+    assert second.id == content_hash(plain) != first.id
+
+
+def test_a_linked_worktree_asks_git_every_time(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = tmp_path / "linked" / "brains" / "desk"
+    assert git_marks(linked) is None
+    calls = counting(monkeypatch)
+    memo = Pinning(BrainSource(linked, watch=False))
+    assert memo.pin() == memo.pin() == brain_commit(linked)
+    assert len(calls) == 2

@@ -48,7 +48,11 @@ context = define_context(render=render)
 
 
 WEATHER_BRAIN: dict[str, str] = {
-    "constitution/MANIFEST.yaml": "contexts:\n  codeTimeoutMs: 5000\n",
+    # The test's engine probes the files on every call (no watcher, no 2 s pause): a run
+    # pins what the engine sees (keel.runs.pinning), and these tests edit, then run at once.
+    "constitution/MANIFEST.yaml": (
+        "contexts:\n  codeTimeoutMs: 5000\ncontentProbe:\n  context: 0\n"
+    ),
     "features/desk/writer.agent.md": ROLE.format(
         description="Writes the weather report.", extra="", persona="You write the weather."
     ),

@@ -35,7 +35,17 @@ from keel.runs.codec import (
     step_of,
 )
 from keel.runs.context import RunContext, RunModel
-from keel.runs.journal import Done, Marking, durable, nothing, now, once, recorded, write_step
+from keel.runs.journal import (
+    Done,
+    Marking,
+    StepTaken,
+    durable,
+    nothing,
+    now,
+    once,
+    recorded,
+    write_step,
+)
 from keel.runtime.loop import Prepare, TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, UsageRow
@@ -118,12 +128,14 @@ class RunSteps:
         seq = context.next_seq()
         store = context.store
 
-        def body() -> Any:
-            found = recorded(store, context.run_id, seq)
+        seen: dict[str, Any] = {}
+
+        def body() -> None:
+            found = None if context.fresh else recorded(store, context.run_id, seq)
             if found is not None and found.status == "done":
-                return found.output
+                seen["output"] = found.output
+                return None
             started = now()
-            seen: dict[str, Any] = {}
 
             def look(prepared: PreparedTurn, assembly: Assembly) -> None:
                 seen["prepared"], seen["assembly"] = prepared, assembly
@@ -146,10 +158,21 @@ class RunSteps:
                     output=output,
                 )
 
-            run(Marking(store, mark), look)
-            return seen["output"]
+            try:
+                run(Marking(store, mark), look)
+            except StepTaken:
+                seen.pop("output", None)  # the twin's turn stands; read it below
+            return None
 
-        data = durable("prepare", body)
+        # DBOS journals that the step finished, not what it made: the assembly is in the
+        # step's row already, and encoding it twice cost more than the rest of the step.
+        durable("prepare", body)
+        data = seen.get("output")
+        if data is None:  # a replay: the step ran in an earlier execution
+            done = recorded(store, context.run_id, seq)
+            if done is None or done.status != "done":
+                raise RunFailed(f"step {seq} (prepare) of run {context.run_id} left no row")
+            data = done.output
         turn = data["turn"]
         prepared = PreparedTurn(
             turn=turn["turn"],
@@ -188,7 +211,10 @@ class RunSteps:
             return Done(output=step_json(step), detail=detail, turn_id=prepared.id)
 
         data = durable(
-            "request", lambda: once(context.store, context.run_id, seq, "request", run, write)
+            "request",
+            lambda: once(
+                context.store, context.run_id, seq, "request", run, write, fresh=context.fresh
+            ),
         )
         return step_of(data)
 
@@ -200,7 +226,7 @@ class RunSteps:
         store = context.store
 
         def body() -> Any:
-            found = recorded(store, context.run_id, seq)
+            found = None if context.fresh else recorded(store, context.run_id, seq)
             if found is not None and found.status == "done":
                 return found.output
             if found is not None:  # its effect committed; its answer did not
@@ -220,8 +246,12 @@ class RunSteps:
                     output=output,
                 )
 
-            with message_id_for(context.message_id(seq)):
-                result = run(Marking(store, lambda _tx: row("running")))
+            try:
+                with message_id_for(context.message_id(seq)):
+                    result = run(Marking(store, lambda _tx: row("running")))
+            except StepTaken:  # a twin execution made the call: its answer stands
+                taken = recorded(store, context.run_id, seq)
+                return taken.output if taken is not None else None
             output = result_json(result)
             write_step(store, row("done", output))
             return output

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from sqlalchemy.engine import Engine as SAEngine
 from sqlalchemy.engine import make_url
 
 from keel.errors import StoreError, UsageError
@@ -40,17 +41,19 @@ from keel.log import logger
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice
 from keel.state.database import shown
+from keel.state.sqlite_file import write_ahead
 from keel.store.run_values import ExecutorRow
 
 if TYPE_CHECKING:
     from dbos import DBOSConfig
 
     from keel.runs.commits import Pin
+    from keel.runs.pinning import Pinning
 
 LOG = logger("runs")
 APP_NAME = "keel"
 # Bump only for a workflow change a replay cannot follow (see the module docstring).
-APP_VERSION = "keel-runs-1"
+APP_VERSION = "keel-runs-2"
 DEFAULT_SCHEMA = "keel_dbos"
 # How often a process says it is alive, and how long after its last word it counts as dead
 # on another host (on its own host, a process that is gone is dead at once).
@@ -96,8 +99,11 @@ def _schema(options: str | tuple[str, ...] | None) -> str:
     return DEFAULT_SCHEMA
 
 
-def dbos_config(target: SystemDatabase, executor_id: str) -> DBOSConfig:
-    """The DBOS configuration of a Keel process."""
+def dbos_config(
+    target: SystemDatabase, executor_id: str, engine: SAEngine | None = None
+) -> DBOSConfig:
+    """The DBOS configuration of a Keel process; `engine` is the system database's engine
+    when Keel makes it (`sqlite_engine`)."""
     from dbos import DBOSPortableJSONSerializer
 
     config: DBOSConfig = {
@@ -114,7 +120,36 @@ def dbos_config(target: SystemDatabase, executor_id: str) -> DBOSConfig:
     }
     if target.schema:
         config["dbos_system_schema"] = target.schema
+    if engine is not None:
+        config["system_database_engine"] = engine
     return config
+
+
+def sqlite_engine(target: SystemDatabase) -> SAEngine | None:
+    """The engine of a SQLite journal, made as DBOS makes it but in write-ahead mode.
+
+    DBOS commits a few times per step; in SQLite's default journal each commit waits for
+    the disk, which made most of a run's cost (see `keel.state.sqlite_file.write_ahead`).
+    Every connection takes the write lock when it begins (as DBOS's own engine does, so
+    writers queue instead of failing) and waits out a busy database. None on PostgreSQL:
+    DBOS makes that engine itself.
+    """
+    if target.schema:
+        return None
+    from sqlalchemy import create_engine, event
+
+    engine = create_engine(
+        target.url, pool_size=20, max_overflow=0, pool_timeout=30, pool_pre_ping=True
+    )
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        write_ahead(dbapi_connection)
+        dbapi_connection.isolation_level = "IMMEDIATE"
+        dbapi_connection.execute("PRAGMA busy_timeout=30000")
+        dbapi_connection.execute("PRAGMA foreign_keys=ON")
+
+    return engine
 
 
 def executor_id(kind: str) -> str:
@@ -130,12 +165,16 @@ class Runtime:
     executor: str
     target: SystemDatabase
     model: ModelChoice | None = None
+    journal: SAEngine | None = None  # the SQLite journal's engine, which Keel made
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     _pinned: dict[str, Engine] = field(default_factory=dict)
+    _pinning: Pinning | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _beat: threading.Thread | None = None
     _running: set[str] = field(default_factory=set)
     _parked: set[str] = field(default_factory=set)
+    _changes: int = 0  # how often a run here ended or parked: what `wait_change` waits for
+    _changed: threading.Condition = field(default_factory=threading.Condition)
 
     @contextmanager
     def working(self, run_id: str) -> Iterator[None]:
@@ -153,11 +192,28 @@ class Runtime:
         """Note a run of this process waiting for a person while the block runs."""
         with _lock:
             self._parked.add(run_id)
+        self.note_change()
         try:
             yield
         finally:
             with _lock:
                 self._parked.discard(run_id)
+
+    @property
+    def changes(self) -> int:
+        """A count that moves whenever a run started here ends (DBOS has recorded its
+        end) or a run here starts to wait for a person: pass it to `wait_change`."""
+        return self._changes
+
+    def wait_change(self, since: int, timeout_s: float) -> None:
+        """Return once `changes` is no longer `since`, or after `timeout_s`."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._changes != since, timeout_s)
+
+    def note_change(self) -> None:
+        with self._changed:
+            self._changes += 1
+            self._changed.notify_all()
 
     @property
     def busy(self) -> int:
@@ -168,6 +224,14 @@ class Runtime:
         """Whether every run working here, and each of `run_ids`, waits for a person."""
         with _lock:
             return (self._running | set(run_ids)) <= self._parked
+
+    def pin(self) -> Pin:
+        """What the live brain is now: the pin a run starting now takes."""
+        if self._pinning is None:
+            from keel.runs.pinning import Pinning
+
+            self._pinning = Pinning(self.engine.source)
+        return self._pinning.pin()
 
     def engine_for(self, pin: Pin | None) -> Engine:
         """The engine of the brain as a pin has it: its snapshot's (the live brain for
@@ -198,6 +262,8 @@ class Runtime:
                 tx.remove_executors([self.executor])
         finally:
             DBOS.destroy(workflow_completion_timeout_sec=0)
+            if self.journal is not None:
+                self.journal.dispose()  # DBOS leaves an engine it did not make alone
             for pinned in self._pinned.values():
                 pinned.close()
             self._pinned.clear()
@@ -256,10 +322,21 @@ def launch(
                 "close it first"
             )
         store = engine.store  # Keel's tables exist before any workflow writes to them
-        runtime = Runtime(engine=engine, executor=executor_id(kind), target=target, model=model)
-        DBOS(config=dbos_config(target, runtime.executor))
-        DBOS.listen_queues(list(queues))
-        DBOS.launch()
+        runtime = Runtime(
+            engine=engine,
+            executor=executor_id(kind),
+            target=target,
+            model=model,
+            journal=sqlite_engine(target),
+        )
+        try:
+            DBOS(config=dbos_config(target, runtime.executor, runtime.journal))
+            DBOS.listen_queues(list(queues))
+            DBOS.launch()
+        except BaseException:
+            if runtime.journal is not None:
+                runtime.journal.dispose()
+            raise
         now = datetime.now(UTC)
         with store.transaction() as tx:
             tx.register_executor(

@@ -64,6 +64,9 @@ class RunContext:
     plan: RunPlan | None = None
     seq: int = 0
     requests: int = 0
+    # This execution found no row of the run when it started: its steps skip the look
+    # for a row an earlier execution wrote (`keel.runs.journal.once`).
+    fresh: bool = False
     _model: ModelClient | None = field(default=None, repr=False)
     _spec: str | None = field(default=None, repr=False)  # the spec `_model` was made from
 

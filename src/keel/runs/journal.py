@@ -53,13 +53,18 @@ def durable(name: str, body: Callable[[], Json]) -> Json:
 
 
 def recorded(store: Store, run_id: str, seq: int) -> StepRow | None:
-    """The step's row, when an earlier execution of the run wrote it."""
+    """The step's row, when an execution of the run wrote it."""
     with store.transaction() as tx:
         return tx.step(run_id, seq)
 
 
 def nothing() -> None:
     """The `compute` of a step whose work is all in its write."""
+
+
+class StepTaken(Exception):
+    """Another execution of the run finished this step first: what this one did is rolled
+    back, and the step's row holds the result that stands."""
 
 
 def once(
@@ -69,14 +74,18 @@ def once(
     name: str,
     compute: Callable[[], T],
     write: Callable[[Tx, T], Done],
+    *,
+    fresh: bool = False,
 ) -> Json:
     """Run a step's body once: `compute` outside any transaction (it may call brain code
     or a model), then `write` its effect and the step's row in one transaction.
 
     A step whose row says it is done returns the result kept there instead. A step that
-    computes `nothing` skips the look before it: the write's own transaction looks.
+    computes `nothing` skips the look before it: the write's own transaction looks; so
+    does one of a `fresh` execution (it found no row of its run when it started, so only
+    a twin execution could have written one since, and the write's look catches that).
     """
-    if compute is not nothing:
+    if compute is not nothing and not fresh:
         found = recorded(store, run_id, seq)
         if found is not None and found.status == "done":
             return found.output
@@ -107,7 +116,9 @@ class Marking(Store):
     """A store whose transactions also write one step's row, just before they commit.
 
     `mark(tx)` returns the row to write (None: write none); it runs only when the block
-    ends without an error, so the row commits with the block's effect or not at all.
+    ends without an error, so the row commits with the block's effect or not at all. When
+    the step's row is recorded done already (a twin execution got there first), the block
+    is rolled back and `StepTaken` raised.
     """
 
     __slots__ = ("_mark",)
@@ -121,8 +132,8 @@ class Marking(Store):
         with super().transaction() as tx:
             yield tx
             row = self._mark(tx)
-            if row is not None:
-                tx.record_step(row)
+            if row is not None and not tx.record_step(row):
+                raise StepTaken(f"step {row.seq} of run {row.run_id} is done already")
 
 
 def write_step(store: Store, row: StepRow) -> None:

@@ -3,7 +3,7 @@
 Decided once, in the run's first step, and kept for its whole life (replays included):
 
 - the pin — the brain's git commit (or the content hash of its files), whose snapshot the
-  run reads from then on (`keel.runs.commits`);
+  run reads from then on (`keel.runs.commits`, remembered by `keel.runs.pinning`);
 - the reach — the order's override (a gate's answer for a hook with a `<id>.hook.py`, a
   caller's `--reach`), else the entity's `reach:`, else the layout; keyed by the order's
   entity (`--entity`, a gate's `entity`);
@@ -26,7 +26,6 @@ from keel.link.gather import resolve_role
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, TurnRequest
 from keel.runs.app import Runtime
-from keel.runs.commits import brain_commit
 from keel.runs.values import RunOrder, RunPlan
 from keel.runtime.model_specs import default_model
 
@@ -36,7 +35,7 @@ DEFAULT_BOT = "cli"
 
 def plan_run(runtime: Runtime, order: RunOrder) -> RunPlan:
     """Decide the run's plan; a `KeelError` says why it cannot start."""
-    pin = brain_commit(runtime.engine.source.root)
+    pin = runtime.pin()
     engine = runtime.engine_for(pin)
     brain = engine.brain
     ref = order.ref

@@ -3,7 +3,8 @@
 What the run commands and the service call, in a process with a launched runtime
 (`keel.runs.app`). A run started here runs in this process, now: its workflow is started
 under the run's id, and `wait` follows the run's row until it is done, failed or waiting
-for a person. Reading runs back needs no runtime (`keel.runs.records`).
+for a person (woken as a run started here ends or parks, else looking every 0.1 s).
+Reading runs back needs no runtime (`keel.runs.records`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from keel.store.run_values import CardRow, RunStatus
 
 # A run is followed until it reaches one of these.
 SETTLED: frozenset[RunStatus] = frozenset({"done", "failed", "waiting"})
-_POLL_S = 0.02
+# A run started in this process wakes `wait` as it ends or parks; one working elsewhere (a
+# worker took it over, a recovery) is looked at this often.
+_POLL_S = 0.1
 _TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
@@ -128,10 +131,15 @@ def start(order: RunOrder) -> str:
     nothing: the run under that id goes on (or has ended) as it was."""
     from dbos import DBOS, SetWorkflowID
 
+    from keel.runs.app import active
     from keel.runs.workflows import run_workflow
 
     with SetWorkflowID(order.id):
-        DBOS.start_workflow(run_workflow, order.to_json())
+        handle = DBOS.start_workflow(run_workflow, order.to_json())
+    runtime = active()
+    future = getattr(handle, "future", None)  # a workflow DBOS runs here, in a thread
+    if runtime is not None and future is not None:
+        future.add_done_callback(lambda _: runtime.note_change())
     return order.id
 
 
@@ -151,6 +159,7 @@ def wait(
     store = runtime.engine.store
     past_waiting = not waiting_done
     while True:
+        seen = runtime.changes
         with store.transaction() as tx:
             row = tx.run(run_id)
         if row is not None and row.status != "waiting":
@@ -164,7 +173,7 @@ def wait(
             return None if row is None else row.status
         if deadline is not None and time.monotonic() > deadline:
             return None if row is None else row.status
-        time.sleep(_POLL_S)
+        runtime.wait_change(seen, _POLL_S)
 
 
 def decide_and_wake(

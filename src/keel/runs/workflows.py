@@ -8,6 +8,13 @@ A run's workflow takes its steps in one fixed order, which a replay follows exac
    pipeline (`keel.runs.pipelines`), or one agent turn when it has none;
 3. `finish` — the run is done, or failed with the error.
 
+Each step writes its own row in Keel's tables in the transaction of its effect
+(`keel.runs.journal`), and a replay takes a finished step's result from that row. The
+steps of the work are DBOS steps as well (journaled by DBOS too). `start` and `finish` are
+Keel's alone, as DBOS's own transactions keep their checkpoint in the application's
+database: each looks for its row before it does anything, which is all a DBOS step would
+add, at the cost of two more commits per run.
+
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
 
@@ -29,7 +36,7 @@ from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, durable, nothing, now, once
+from keel.runs.journal import Done, nothing, now, once, recorded
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -141,9 +148,13 @@ def start(context: RunContext) -> RunPlan | Failure:
             output={"plan": decided.to_json()}, detail=f"{decided.ref.key} as {decided.role}"
         )
 
-    data = durable(
-        "start", lambda: once(runtime.engine.store, order.id, seq, "start", compute, write)
-    )
+    store = runtime.engine.store
+    found = recorded(store, order.id, seq)
+    if found is not None and found.status == "done":
+        data = found.output  # a replay: the run started in an earlier execution
+    else:
+        context.fresh = found is None
+        data = once(store, order.id, seq, "start", compute, write, fresh=True)
     if "plan" not in data:
         return Failure(error=data["failed"], refused=data.get("refused", False))
     return RunPlan.from_json(data["plan"])
@@ -189,10 +200,9 @@ def finish(context: RunContext, failure: Failure | None, result: Any = None) -> 
         output = {"status": status, "error": error, "refused": refused, "result": result}
         return Done(output=output, detail=error or "")
 
-    durable(
-        "finish",
-        lambda: once(context.store, order.id, seq, "finish", nothing, write),
-    )
+    # Not a DBOS step: the write checks for its own row in its transaction, so a replay
+    # that reaches it again finds the run finished and writes nothing (see the docstring).
+    once(context.store, order.id, seq, "finish", nothing, write)
 
 
 def outcome(context: RunContext, failure: Failure | None) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from keel.brain.specs import SqlFile
 from keel.errors import StoreError
 from keel.state.files import apply_state
 from keel.state.scripts import run_files
-from keel.state.sqlite_file import make_whole
+from keel.state.sqlite_file import make_whole, write_ahead
 from keel.store.sql import failing_as, reason
 from keel.store.store import Store
 
@@ -174,21 +174,25 @@ def _engine(url: URL, where: str) -> Engine:
     except ArgumentError as exc:
         raise StoreError(f"cannot use the database {where}: {exc} — fix the URL") from None
     if engine.dialect.name == "sqlite":
-        _real_sqlite_transactions(engine)
+        _real_sqlite_transactions(engine, in_memory=_sqlite_to_create(url) is True)
     return engine
 
 
-def _real_sqlite_transactions(engine: Engine) -> None:
-    """Make SQLAlchemy's transactions real transactions on pysqlite.
+def _real_sqlite_transactions(engine: Engine, *, in_memory: bool) -> None:
+    """Make SQLAlchemy's transactions real transactions on pysqlite, on a journal that
+    does not wait for the disk at every commit.
 
     The sqlite3 module opens a transaction only before DML and commits on its own before
     other statements, so schema changes would escape a rollback. SQLAlchemy's documented
     remedy: let the driver stay out of it, and emit BEGIN when SQLAlchemy begins.
+    A file is also put in write-ahead mode (`keel.state.sqlite_file.write_ahead`).
     """
 
     @event.listens_for(engine, "connect")
     def _no_driver_transactions(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
+        if not in_memory:
+            write_ahead(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:

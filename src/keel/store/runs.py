@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy import Connection, Insert, Row, Update, bindparam, delete, select, update
 
 from keel.brain.specs import ENTITY_KINDS, EntityKind, ReachEntry
 from keel.errors import StoreError
@@ -33,6 +34,28 @@ from keel.store.sql import key, unkey, upsert, utc
 _RUNS = schema.runs
 _STEPS = schema.run_steps
 _EXECUTORS = schema.executors
+
+# The statements every step of every run executes, built once: building a statement costs
+# more than running it on SQLite, and a run's overhead is a handful of them.
+_ONE_STEP = _STEPS.c.run_id == bindparam("r"), _STEPS.c.seq == bindparam("s")
+_STEP = select(_STEPS).where(*_ONE_STEP)
+_STEP_STATUS = select(_STEPS.c.status).where(*_ONE_STEP)
+_INSERT_STEP = _STEPS.insert()
+_UPDATE_STEP = update(_STEPS).where(*_ONE_STEP)
+_SET_STATUS = update(_RUNS).where(_RUNS.c.id == bindparam("r"))
+_RUN_KEPT = ("created_at", "id")
+
+
+@cache
+def _updating(stmt: Update, columns: tuple[str, ...]) -> Update:
+    """`stmt` setting `columns`, each from the parameter `v_<column>`."""
+    return stmt.values(**{c: bindparam(f"v_{c}") for c in columns})
+
+
+@cache
+def _upsert_run(dialect: str) -> Insert:
+    updated = [c.name for c in _RUNS.columns if c.name not in _RUN_KEPT]
+    return upsert(dialect, _RUNS, keys=("id",), update=updated)
 
 
 def dumps(value: Any) -> str:
@@ -70,11 +93,7 @@ def record_run(conn: Connection, run: RunRow) -> None:
         "created_at": utc(run.created_at, f"the start of run {run.id!r}"),
         "updated_at": utc(run.updated_at, f"the update of run {run.id!r}"),
     }
-    kept = ("created_at", "id")
-    stmt = upsert(
-        conn.dialect.name, _RUNS, keys=("id",), update=[c for c in values if c not in kept]
-    )
-    conn.execute(stmt, values)
+    conn.execute(_upsert_run(conn.dialect.name), values)
 
 
 def set_run_status(
@@ -94,7 +113,8 @@ def set_run_status(
     }
     if executor is not None:
         values["executor"] = executor
-    result = conn.execute(update(_RUNS).where(_RUNS.c.id == run_id).values(**values))
+    stmt = _updating(_SET_STATUS, tuple(values))
+    result = conn.execute(stmt, {"r": run_id, **{f"v_{k}": v for k, v in values.items()}})
     return result.rowcount > 0
 
 
@@ -166,9 +186,7 @@ def record_step(conn: Connection, step: StepRow) -> bool:
 
     A step that is only running or waiting is replaced: it is the same step, carried on.
     """
-    found = conn.execute(
-        select(_STEPS.c.status).where(_STEPS.c.run_id == step.run_id, _STEPS.c.seq == step.seq)
-    ).scalar_one_or_none()
+    found = conn.execute(_STEP_STATUS, {"r": step.run_id, "s": step.seq}).scalar_one_or_none()
     if found == "done":
         return False
     values = {
@@ -185,21 +203,19 @@ def record_step(conn: Connection, step: StepRow) -> bool:
         "output": None if step.output is None else dumps(step.output),
     }
     if found is None:
-        conn.execute(_STEPS.insert(), values)
+        conn.execute(_INSERT_STEP, values)
     else:
+        changed = {k: v for k, v in values.items() if k not in ("run_id", "seq")}
         conn.execute(
-            update(_STEPS)
-            .where(_STEPS.c.run_id == step.run_id, _STEPS.c.seq == step.seq)
-            .values(**values)
+            _updating(_UPDATE_STEP, tuple(changed)),
+            {"r": step.run_id, "s": step.seq, **{f"v_{k}": v for k, v in changed.items()}},
         )
     return True
 
 
 def step(conn: Connection, run_id: str, seq: int) -> StepRow | None:
     """One step of a run, or None."""
-    row = conn.execute(
-        select(_STEPS).where(_STEPS.c.run_id == run_id, _STEPS.c.seq == seq)
-    ).one_or_none()
+    row = conn.execute(_STEP, {"r": run_id, "s": seq}).one_or_none()
     return None if row is None else _step(row)
 
 
