@@ -4,9 +4,11 @@ DBOS), and the worker `keel serve` hosts for them.
 At the application's start-up (`open`), a thread runs `keel.runs.worker.serve` on the
 server's Engine: it launches this process's DBOS runtime as a worker, so the brain's
 heartbeats fire on their schedules (applied again whenever the brain's files change), and
-the unfinished runs of processes that died are taken over. At shutdown (`close`) the
-runs still working here get a few seconds to finish or reach a card, then the worker is
-told to stop and joined, and DBOS with it.
+the unfinished runs of processes that died are taken over. Once it has launched, what was
+asked of start-up runs (`when_open`: a new database's seed starts its runs there), before
+the server takes its first request. At shutdown (`close`) the runs still working here get
+a few seconds to finish or reach a card, then the worker is told to stop and joined, and
+DBOS with it.
 
 A run started here (`start`, `fire`) runs in this process, in DBOS's workflow threads. The
 call answers once the run has recorded its first step (or after `START_WAIT_S`), and
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -203,13 +205,22 @@ class DurableRuns(RunsBackend):
     def __init__(self, engine: Engine, *, model: ModelChoice | None = None) -> None:
         self._engine = engine
         self._worker = HostedWorker(engine, model)
+        self._when_open: list[Callable[[], None]] = []
         # Runs still working in this process when the worker stopped: the server must end
         # without waiting for their threads (as `keel worker` does).
         self.left_running = 0
 
+    def when_open(self, call: Callable[[], None]) -> None:
+        """Call `call` once, at start-up, after the worker has launched (or failed to): the
+        seed's runs start there (`keel.web.seed`), before the server takes requests."""
+        self._when_open.append(call)
+
     @override
     def open(self) -> None:
         self._worker.start()
+        calls, self._when_open = self._when_open, []
+        for call in calls:
+            call()
 
     @override
     def close(self) -> None:
@@ -230,7 +241,9 @@ class DurableRuns(RunsBackend):
             return whole(tx, run_id)
 
     @override
-    def start(self, start: RunStart) -> Run:
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run:
+        """As the protocol says; `run_id` names the run (the seed's, so a replay starts
+        nothing new), else it gets a new id."""
         self._ready()
         order = order_for(
             self._engine.brain,
@@ -240,6 +253,7 @@ class DurableRuns(RunsBackend):
             input_text=start.input,
             vars_=start.vars,
             model=model_spec(start.model),
+            run_id=run_id,
         )
         order = speaking(order, start.where)
         start_workflow(order)

@@ -1,4 +1,5 @@
-"""A brain's seed: steps `keel serve` plays into a new database once, so it opens with turns.
+"""A brain's seed: steps `keel serve` plays into a new database once, so it opens with turns
+and runs.
 
 A brain may hold `seed.yaml` at its root (the loader reads only `constitution/`,
 `features/` and `state/`, so it never sees it):
@@ -11,37 +12,65 @@ A brain may hold `seed.yaml` at its root (the loader reads only `constitution/`,
                run: "heartbeat:evening-film", refused: true}
       - bind: {context: ticket, entity: T-481, chat: "tg:chat:-1003000000001",
                thread: "77", role: support}
+      - run: {run: "heartbeat:invoice-chase", chat: "tg:chat:-1004000000001",
+              model: "scripted:seed/invoice-chase.json"}
+      - fire: {event: ticket.opened, payload: {ticket: T-480}, bot: desk,
+               chat: "tg:chat:-1003000000001", thread: t-480}
 
-Each step is the body of the route of its name (`POST /v1/turns`, `/v1/send`, `/v1/bind`),
-plus, for a turn, the bot's `answer` (recorded after it as a plain send, so later turns
-have history) and, for a send, `refused: true` when the brain must refuse it. A turn is
-prepared and recorded as `keel turn` records it; no model is asked.
+Each step is the body of the route of its name (`POST /v1/turns`, `/v1/send`, `/v1/bind`,
+`/v1/runs`, and `/v1/events/{event}` with the event in the body), plus, for a turn, the
+bot's `answer` (recorded after it as a plain send, so later turns have history) and, for a
+send, `refused: true` when the brain must refuse it. A turn is prepared and recorded as
+`keel turn` records it; no model is asked.
+
+Turn, send and bind steps are played when the server is built, spaced apart and ending
+now. Run and fire steps start real runs through the server's runs backend, once its worker
+is up (`play_runs`, called by `DurableRuns.when_open` before the first request): each
+under an id made from the seed's digest and the step's number, so playing them again
+starts nothing new. A step's `model` may be `scripted:FILE` with FILE inside the brain
+(relative to its root); a file outside it is refused. A server without the worker
+(`--no-worker`, a database in memory) skips them with one note (`skip_runs`).
 
 It is played when the database is new — no turn recorded yet — and never again: a row in
 `keel_seeds` records it (or records that the database already held turns), taken under
 the database's write lock (SQLite) or an advisory lock (PostgreSQL) so two servers
-starting on one database play it once. A step the brain no longer accepts is logged and
-skipped; the seed never stops a server from starting.
+starting on one database play it once; the server that took it plays its runs too. A step
+the brain no longer accepts, or a run that cannot start, is logged and skipped; the seed
+never stops a server from starting.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from sqlalchemy import Connection, select, text
 
 from keel.brain.document import locate, parse_yaml
-from keel.errors import ContentError, KeelError, Refused
+from keel.errors import ContentError, KeelError, Refused, UsageError
 from keel.link.values import Conversation
 from keel.log import logger
 from keel.runtime.engine import Engine
+from keel.runtime.model_specs import parse_model
 from keel.store import schema
-from keel.web.bodies import BindBody, Body, SendBody, Text, TurnBody, entries, run_ref
+from keel.web.bodies import (
+    BindBody,
+    Body,
+    EventBody,
+    Name,
+    RunBody,
+    SendBody,
+    Text,
+    TurnBody,
+    entries,
+    run_ref,
+)
+from keel.web.runs import Run, RunStart, Where
 from keel.web.service import Seeded
 
 SEED_FILE = "seed.yaml"
@@ -61,18 +90,78 @@ class SendStep(SendBody):
     refused: bool = False
 
 
+def _model_in_brain(value: str | None, info: ValidationInfo) -> str | None:
+    """A step's model spec, checked; a scripted file is the brain's (relative to its root,
+    made absolute here), never one outside it — a seed comes with a brain, and must not
+    make the server read the machine's other files."""
+    if value is None:
+        return None
+    try:
+        choice = parse_model(value)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    if choice.provider != "scripted" or choice.path is None:
+        return value
+    root = (info.context or {}).get("root")
+    if not isinstance(root, Path):
+        raise ValueError("a scripted model is read from the brain: read the seed with read_seed")
+    base = root.resolve()
+    path = (base / choice.path).resolve()
+    if not path.is_relative_to(base):
+        raise ValueError(
+            f"the scripted model {choice.path} is outside the brain — keep it in the brain's "
+            "folder and write its path from there, e.g. scripted:seed/NAME.json"
+        )
+    return f"scripted:{path}"
+
+
+class StartStep(RunBody):
+    """`POST /v1/runs`: a heartbeat or scenario, started once the runs worker is up."""
+
+    @field_validator("run")
+    @classmethod
+    def _not_a_hook(cls, value: str) -> str:
+        if value.startswith("hook:"):
+            raise ValueError("a hook runs when its event fires — write a fire: step with its event")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _model_in_brain(value, info)
+
+
+class FireStep(EventBody):
+    """`POST /v1/events/{event}`, the event in the body: the hooks listening to it run."""
+
+    event: Name
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _model_in_brain(value, info)
+
+
 class Step(Body):
-    """One step: exactly one of `turn`, `send`, `bind`."""
+    """One step: exactly one of `turn`, `send`, `bind`, `run`, `fire`."""
 
     turn: TurnStep | None = None
     send: SendStep | None = None
     bind: BindBody | None = None
+    run: StartStep | None = None
+    fire: FireStep | None = None
 
     @model_validator(mode="after")
     def _one(self) -> Step:
-        if sum(x is not None for x in (self.turn, self.send, self.bind)) != 1:
-            raise ValueError("a step is exactly one of turn:, send: or bind:")
+        kinds = (self.turn, self.send, self.bind, self.run, self.fire)
+        if sum(x is not None for x in kinds) != 1:
+            raise ValueError("a step is exactly one of turn:, send:, bind:, run: or fire:")
         return self
+
+    @property
+    def starts_runs(self) -> bool:
+        """Whether the step starts runs, and so waits for the runs worker."""
+        return self.run is not None or self.fire is not None
 
 
 class SeedFile(Body):
@@ -90,6 +179,38 @@ class Seed:
     spacing: timedelta
     steps: tuple[Step, ...]
 
+    def numbered(self, *, runs: bool) -> list[tuple[int, Step]]:
+        """The steps that start runs (`runs=True`) or the others, each with its number in
+        the file (from 1, as the log names it)."""
+        return [(n, s) for n, s in enumerate(self.steps, 1) if s.starts_runs == runs]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claimed:
+    """What `seed_once` did: the steps it played, or why none; and the seed itself when
+    this server took it and its run steps are still to start (`play_runs`, `skip_runs`)."""
+
+    seeded: Seeded
+    seed: Seed | None = None
+
+
+class SeedRuns(Protocol):
+    """What the run steps need of the server's runs backend (`DurableRuns` has it)."""
+
+    def unavailable(self) -> str | None: ...
+
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run: ...
+
+    def fire(
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        where: Where,
+        *,
+        model: str | None = None,
+        event_id: str | None = None,
+    ) -> Sequence[Run]: ...
+
 
 def read_seed(root: Path) -> Seed | None:
     """The brain's `seed.yaml`, or None when it has none; `ContentError` names the file and
@@ -105,12 +226,13 @@ def read_seed(root: Path) -> Seed | None:
         raise ContentError(shown, "not UTF-8 text — save it as UTF-8") from None
     data = parse_yaml(shown, content)
     try:
-        parsed = SeedFile.model_validate(data)
+        parsed = SeedFile.model_validate(data, context={"root": root})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
         where = ".".join(str(part) for part in loc) or "the file"
-        raise ContentError(shown, f"{where}: {first['msg']}", line=locate(content, loc)) from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise ContentError(shown, f"{where}: {message}", line=locate(content, loc)) from None
     return Seed(
         path=path,
         digest=hashlib.sha256(raw).hexdigest()[:16],
@@ -119,23 +241,30 @@ def read_seed(root: Path) -> Seed | None:
     )
 
 
-def seed_once(engine: Engine, *, now: datetime | None = None) -> Seeded:
-    """Play the brain's seed into its database if the database is new; say what happened."""
+def seed_once(engine: Engine, *, now: datetime | None = None) -> Claimed:
+    """Play the brain's seed into its database if the database is new; say what happened.
+
+    Only its turn, send and bind steps are played here; when it has run steps, the seed
+    comes back with the claim, for `play_runs` once the runs worker is up."""
     try:
         seed = read_seed(engine.source.root)
     except ContentError as exc:
         LOG.warning("seed not played: %s", exc)
-        return Seeded(note=f"not played: {exc}")
+        return Claimed(seeded=Seeded(note=f"not played: {exc}"))
     if seed is None:
-        return Seeded(note=f"no {SEED_FILE} in the brain")
+        return Claimed(seeded=Seeded(note=f"no {SEED_FILE} in the brain"))
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     with engine.store.transaction() as tx:
         claim = _claim(tx.connection, seed, moment)
     if claim is not None:
-        return Seeded(note=claim)
+        return Claimed(seeded=Seeded(note=claim))
     played = play(engine, seed, moment)
-    LOG.info("seed played: %s of %s steps of %s", played, len(seed.steps), SEED_FILE)
-    return Seeded(played=played, note=f"played {played} of {len(seed.steps)} steps")
+    note = f"played {played} of {len(seed.numbered(runs=False))} steps"
+    LOG.info("%s: %s", SEED_FILE, note)
+    later = len(seed.numbered(runs=True))
+    if later:
+        note += f"; {_steps(later, 'run step')} wait for the runs worker"
+    return Claimed(seeded=Seeded(played=played, note=note), seed=seed if later else None)
 
 
 def _claim(conn: Connection, seed: Seed, now: datetime) -> str | None:
@@ -159,30 +288,31 @@ def _claim(conn: Connection, seed: Seed, now: datetime) -> str | None:
 
 
 def play(engine: Engine, seed: Seed, now: datetime) -> int:
-    """Play every step, spaced `seed.spacing` apart and ending at `now`; the steps played."""
+    """Play every turn, send and bind step, spaced `seed.spacing` apart and ending at `now`;
+    the steps played."""
     played = 0
-    count = len(seed.steps)
-    for index, step in enumerate(seed.steps):
-        at = now - seed.spacing * (count - 1 - index)
+    steps = seed.numbered(runs=False)
+    for index, (number, step) in enumerate(steps):
+        at = now - seed.spacing * (len(steps) - 1 - index)
         try:
-            played += _step(engine, step, index, at)
+            played += _step(engine, step, number, at)
         except KeelError as exc:
-            LOG.warning("seed step %s skipped: %s", index + 1, exc)
+            LOG.warning("seed step %s skipped: %s", number, exc)
     return played
 
 
-def _step(engine: Engine, step: Step, index: int, at: datetime) -> int:
+def _step(engine: Engine, step: Step, number: int, at: datetime) -> int:
     if step.turn is not None:
         turn = step.turn
         request = turn.request(at)
         engine.prepare(request)
         if turn.answer:
             engine.send(
-                request.conversation, turn.answer, message_id=f"seed-answer-{index + 1}", at=at
+                request.conversation, turn.answer, message_id=f"seed-answer-{number}", at=at
             )
         return 1
     if step.send is not None:
-        return _send(engine, step.send, index, at)
+        return _send(engine, step.send, number, at)
     if step.bind is not None:
         bind = step.bind
         engine.bind(
@@ -196,7 +326,7 @@ def _step(engine: Engine, step: Step, index: int, at: datetime) -> int:
     return 1
 
 
-def _send(engine: Engine, send: SendStep, index: int, at: datetime) -> int:
+def _send(engine: Engine, send: SendStep, number: int, at: datetime) -> int:
     try:
         engine.send(
             Conversation(bot=send.bot, chat=send.chat, thread=send.thread),
@@ -213,8 +343,92 @@ def _send(engine: Engine, send: SendStep, index: int, at: datetime) -> int:
     except Refused as exc:
         if not send.refused:
             raise
-        LOG.info("seed step %s refused, as the seed expects: %s", index + 1, exc)
+        LOG.info("seed step %s refused, as the seed expects: %s", number, exc)
         return 1
     if send.refused:
-        LOG.warning("seed step %s was sent, but the seed expects it refused", index + 1)
+        LOG.warning("seed step %s was sent, but the seed expects it refused", number)
     return 1
+
+
+# -- run steps, once the runs worker is up ----------------------------------------------------
+
+
+def play_runs(runs: SeedRuns, claimed: Claimed) -> Seeded:
+    """Start the claimed seed's runs through the server's runs backend; what the seed did,
+    all told. Called once its worker is up: a worker that is not says why, once."""
+    seed = claimed.seed
+    if seed is None:
+        return claimed.seeded
+    problem = runs.unavailable()
+    if problem is not None:
+        return skip_runs(claimed, problem)
+    steps = seed.numbered(runs=True)
+    started = 0
+    for number, step in steps:
+        try:
+            started += _run_step(runs, seed, number, step)
+        except KeelError as exc:
+            LOG.warning("seed step %s skipped: %s", number, exc)
+        # The seed must never stop the server: whatever else a run's start raises (DBOS's
+        # own errors included) skips that step, logged whole.
+        except Exception:
+            LOG.exception("seed step %s skipped: its run could not start", number)
+    LOG.info("%s: started the runs of %s of %s run steps", SEED_FILE, started, len(steps))
+    played = claimed.seeded.played + started
+    return Seeded(played=played, note=f"played {played} of {len(seed.steps)} steps")
+
+
+def skip_runs(claimed: Claimed, reason: str) -> Seeded:
+    """Leave the claimed seed's run steps unplayed (a server without the runs worker), with
+    one note saying why; what the seed did."""
+    seed = claimed.seed
+    if seed is None:
+        return claimed.seeded
+    skipped = _steps(len(seed.numbered(runs=True)), "run step")
+    LOG.info("%s: %s not played: %s", SEED_FILE, skipped, reason)
+    played = claimed.seeded.played
+    note = f"played {played} of {len(seed.numbered(runs=False))} steps; {skipped} skipped: {reason}"
+    return Seeded(played=played, note=note)
+
+
+def _run_step(runs: SeedRuns, seed: Seed, number: int, step: Step) -> int:
+    """Start the step's runs under ids of the seed's own, so a replay starts nothing new."""
+    tag = f"seed-{seed.digest[:8]}-{number}"
+    if step.run is not None:
+        body = step.run
+        ref = run_ref(body.run)
+        if ref is None:  # `run` is required; kept for the type checker
+            return 0
+        start = RunStart(
+            run=ref,
+            entity=body.entity,
+            reach=entries(body.reach),
+            where=Where(bot=body.bot, chat=body.chat, thread=body.thread),
+            input=body.input,
+            vars=body.vars,
+            model=body.model,
+        )
+        started = [runs.start(start, run_id=f"{ref.kind}-{ref.id}-{tag}")]
+    elif step.fire is not None:
+        fire = step.fire
+        started = list(
+            runs.fire(
+                fire.event,
+                fire.payload,
+                Where(bot=fire.bot, chat=fire.chat, thread=fire.thread),
+                model=fire.model,
+                event_id=fire.event_id or tag,
+            )
+        )
+        if not started:
+            LOG.warning("seed step %s started nothing: no hook listens to %r", number, fire.event)
+            return 0
+    else:
+        return 0
+    for run in started:
+        LOG.info("seed step %s: run %s is %s", number, run.id, run.status)
+    return 1
+
+
+def _steps(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -5,6 +5,10 @@ watching the brain, the model from `--model` (else the brain's `model.name` when
 spec, else a provider whose key is set, else none), the seed played into a new database,
 the runs backend (`worker=True`: runs on `keel.runs`, with the worker hosted by the app's
 lifespan — `keel.web.dbos_runs`), and the application over all of it.
+
+The seed's turns are played here, before the application exists; its runs start in the
+app's lifespan, once the hosted worker is up and before the first request. A server
+without that worker says once why it skips them.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from keel.runtime.engine import Engine
 from keel.runtime.model_specs import build_model, default_model, parse_model
 from keel.web.app import create_app
 from keel.web.runs import RunsBackend
-from keel.web.seed import seed_once
+from keel.web.seed import Claimed, play_runs, seed_once, skip_runs
 from keel.web.service import Seeded, Service
 
 
@@ -53,7 +57,9 @@ def build_service(
         )
         client = build_model(choice, environ)
         engine.store.migrate()
-        seeded = seed_once(engine) if seed else Seeded(note="not played: --no-seed")
+        claimed = (
+            seed_once(engine) if seed else Claimed(seeded=Seeded(note="not played: --no-seed"))
+        )
         if runs is None:
             from keel.web.dbos_runs import runs_for
 
@@ -67,6 +73,30 @@ def build_service(
         model_spec=choice.spec,
         runs=runs,
         token=token,
-        seeded=seeded,
+        seeded=claimed.seeded,
     )
+    _seed_runs(svc, claimed)
     return svc, create_app(svc)
+
+
+# What a server whose runs backend is not the hosted worker's says of the seed's runs.
+NOT_HOSTED = "this server's runs backend does not start a seed's runs"
+
+
+def _seed_runs(svc: Service, claimed: Claimed) -> None:
+    """Have the claimed seed's runs start once the hosted worker is up (the seed's record
+    on the service follows); or skip them now, saying why."""
+    if claimed.seed is None:
+        return
+    from keel.web.dbos_runs import DurableRuns
+
+    runs = svc.runs
+    if not isinstance(runs, DurableRuns):
+        svc.seeded = skip_runs(claimed, runs.unavailable() or NOT_HOSTED)
+        return
+    hosted: DurableRuns = runs
+
+    def start() -> None:
+        svc.seeded = play_runs(hosted, claimed)
+
+    hosted.when_open(start)
