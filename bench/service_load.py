@@ -1,6 +1,6 @@
 """The service under load: `POST /v1/turns` from concurrent clients, against `engine.prepare`.
 
-    uv run python bench/service_load.py [--clients 8] [--turns 600] [--rounds 6]
+    uv run python bench/service_load.py [--clients 8] [--turns 2400] [--rounds 6]
                                         [--warmup 60] [--databases sqlite,postgres] [--json]
 
 What it reads: the reference brain (examples/brain, copied to a temporary directory), the
@@ -13,9 +13,9 @@ Per database (a new SQLite file, or a new PostgreSQL schema):
 1. the baseline: one `Engine` in this process preparing the same turns one after another,
    `engine.prepare(request)` as a library caller would — turns per second;
 2. the service: one `keel serve` subprocess on a database of its own (`--no-seed`, model
-   none), driven by `--clients` threads, each with one keep-alive HTTP connection, posting
-   the turns as fast as answers come — turns per second over the whole run, latency p50
-   and p99 per request, and errors (any answer but 200).
+   none), driven by `--clients` threads, each with one keep-alive HTTP connection held for
+   the whole run, posting the turns as fast as answers come — turns per second over each
+   round, latency p50 and p99 per request, and errors (any answer but 200).
 
 The two sides run in interleaved rounds (a block of turns in process, then the same block
 through the service), so a machine busy with something else slows both alike; each rate
@@ -182,40 +182,65 @@ class Load:
     errors: int
 
 
-def drive(base: str, turns: Sequence[dict[str, Any]], clients: int) -> Load:
-    """Post every turn from `clients` threads sharing one queue, each on its own keep-alive
-    connection; the rate is over the whole block."""
-    work = list(reversed(turns))
-    lock = threading.Lock()
-    latencies: list[float] = []
-    errors = [0]
+class Clients:
+    """`count` client threads, each with one keep-alive HTTP connection for the whole run
+    (a load balancer's or an agent runtime's pool), posting the turns of each round as
+    fast as answers come."""
 
-    def worker() -> None:
-        with httpx2.Client(base_url=base, timeout=60) as client:
+    def __init__(self, base: str, count: int) -> None:
+        self._base = base
+        self._work: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._latencies: list[float] = []
+        self._errors = 0
+        self._closing = False
+        self._start = threading.Barrier(count + 1)
+        self._done = threading.Barrier(count + 1)
+        self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def drive(self, turns: Sequence[dict[str, Any]]) -> Load:
+        """Post every turn of `turns`; the rate is over the whole block."""
+        self._work = list(reversed(turns))
+        self._latencies, self._errors = [], 0
+        self._start.wait()
+        began = time.perf_counter()
+        self._done.wait()
+        wall = time.perf_counter() - began
+        latencies = tuple(self._latencies)
+        return Load(rate=len(latencies) / wall, latencies=latencies, errors=self._errors)
+
+    def close(self) -> None:
+        self._closing = True
+        self._start.wait()
+        for thread in self._threads:
+            thread.join()
+
+    def _serve(self) -> None:
+        with httpx2.Client(base_url=self._base, timeout=60) as client:
             while True:
-                with lock:
-                    if not work:
-                        return
-                    body = work.pop()
-                start = time.perf_counter()
-                try:
-                    answer = client.post("/v1/turns", json=body)
-                    failed = answer.status_code != 200
-                except httpx2.HTTPError:
-                    failed = True
-                spent = time.perf_counter() - start
-                with lock:
-                    latencies.append(spent)
-                    errors[0] += failed
+                self._start.wait()
+                if self._closing:
+                    return
+                self._post_all(client)
+                self._done.wait()
 
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - start
-    return Load(rate=len(latencies) / wall, latencies=tuple(latencies), errors=errors[0])
+    def _post_all(self, client: httpx2.Client) -> None:
+        while True:
+            with self._lock:
+                if not self._work:
+                    return
+                body = self._work.pop()
+            began = time.perf_counter()
+            try:
+                failed = client.post("/v1/turns", json=body).status_code != 200
+            except httpx2.HTTPError:
+                failed = True
+            spent = time.perf_counter() - began
+            with self._lock:
+                self._latencies.append(spent)
+                self._errors += failed
 
 
 def measure(kind: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -232,13 +257,15 @@ def measure(kind: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
         local = InProcess(brain, mine)
         try:
             with server(brain, theirs) as base:
+                clients = Clients(base, args.clients)
                 warm = cycled(workload, args.warmup)
                 local.rate(warm)
-                drive(base, warm, args.clients)
+                clients.drive(warm)
                 for index in range(args.rounds):
                     block = cycled(workload[index % len(workload) :] + workload, per_round)
                     baseline.append(local.rate(block))
-                    service.append(drive(base, block, args.clients))
+                    service.append(clients.drive(block))
+                clients.close()
         finally:
             local.close()
     ordered = sorted(t for load in service for t in load.latencies)
@@ -283,7 +310,7 @@ def render(results: Sequence[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--turns", type=int, default=600, help="timed turns per side")
+    parser.add_argument("--turns", type=int, default=2400, help="timed turns per side")
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds")
     parser.add_argument("--warmup", type=int, default=60)
     parser.add_argument("--databases", default="sqlite,postgres")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 from keel.errors import UsageError
 from keel.web.serving import build_service
 from tests.runtime.driver import copy_reference
+from tests.web.conftest import Served
 
 
 def test_the_model_is_none_unless_a_provider_key_is_set(tmp_path: Path) -> None:
@@ -62,3 +64,31 @@ def test_a_turn_is_answered_by_the_servers_model(tmp_path: Path) -> None:
         assert "reply" not in dry
         assert dry["id"] is None
     svc.engine.close()
+
+
+def on_the_loop() -> bool:
+    """Whether this code runs on the thread of a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_a_turn_is_prepared_on_the_event_loop_only_on_sqlite_with_no_model_waited_for(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = served.service
+    seen: list[bool] = []
+    prepare = svc.engine.prepare
+    monkeypatch.setattr(
+        svc.engine, "prepare", lambda *a, **k: (seen.append(on_the_loop()), prepare(*a, **k))[1]
+    )
+    body = {"bot": "desk", "chat": "tg:user:42", "input": "Hello"}
+    assert served.client.post("/v1/turns", json=body).status_code == 200
+    sqlite = served.url.startswith("sqlite")
+    assert seen == [sqlite]
+    assert svc.prepares_on_loop(dry_run=False) is sqlite
+    svc.model = object()  # type: ignore[assignment]  # a model answers: its call may take seconds
+    assert svc.prepares_on_loop(dry_run=False) is False
+    assert svc.prepares_on_loop(dry_run=True) is sqlite

@@ -2,8 +2,9 @@
 
 Each route is a sync function (the server runs it in its thread pool; the Engine is safe
 to share between threads), reads its body through `keel.web.bodies`, calls the Engine and
-answers with the JSON the matching command prints with `--json`. Errors are mapped once,
-in `keel.web.errors`; a route raises `Missing` for what does not exist.
+answers with the JSON the matching command prints with `--json`. `POST /v1/turns`, the
+hot path, may prepare on the event loop instead (`Service.prepares_on_loop`). Errors are
+mapped once, in `keel.web.errors`; a route raises `Missing` for what does not exist.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
+from starlette.concurrency import run_in_threadpool
 
 from keel.ledger import DEFAULT_SINCE, parse_since
 from keel.link.values import Conversation, Origin
 from keel.payload.providers import first_request
 from keel.runtime.engine import DEFAULT_LIMIT
 from keel.turn.prepared import Session
-from keel.web.auth import require_token, service
+from keel.web.auth import require_token, served
 from keel.web.bodies import (
     MAX_NAME,
     BindBody,
@@ -38,7 +40,7 @@ from keel.web.service import Service
 from keel.web.shapes import binding_json, message_json, recorded_json, turn_json
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
-Svc = Annotated[Service, Depends(service)]
+Svc = Annotated[Service, Depends(served)]
 TurnId = Annotated[int, Path(ge=1, le=2**62, description="A recorded turn's id.")]
 Limit = Annotated[int, Query(ge=0, le=1000)]
 # Query strings share the bodies' bounds (length, no NUL).
@@ -48,7 +50,7 @@ QSince = Annotated[Since, Query()]
 
 
 @router.post("/turns", summary="Prepare a turn, or answer it with the server's model")
-def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
+async def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
     """`keel turn --json`: what the turn carries, its sections, its fit — and its `id`.
 
     With a model configured (`keel serve --model`), the model answers too (`reply`,
@@ -57,9 +59,16 @@ def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
     no in reply to a pending approval card decides that card instead: `{"card": {"id",
     "run_id", "status"}}`.
     """
+    if svc.prepares_on_loop(dry_run=body.dry_run):
+        return answer_turn(body, svc)
+    return await run_in_threadpool(answer_turn, body, svc)
+
+
+def answer_turn(body: TurnBody, svc: Service) -> KeelJSON:
+    """`POST /v1/turns`'s work, which waits for the database and the model."""
     svc.brain()
     request = body.request()
-    if not body.dry_run:
+    if not body.dry_run and request.reply_to:  # only a reply can decide a card
         with svc.database():
             card = svc.engine.answer_card(request)
         if card is not None:

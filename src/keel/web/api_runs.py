@@ -14,14 +14,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from keel.errors import UsageError
-from keel.web.auth import require_token, service
+from keel.web.auth import require_token, served
 from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody, entries, run_ref
 from keel.web.errors import RESPONSES, KeelJSON, Missing
 from keel.web.runs import RunStart, Where
 from keel.web.service import Service
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
-Svc = Annotated[Service, Depends(service)]
+Svc = Annotated[Service, Depends(served)]
 Ident = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00/]+$")]
 
 

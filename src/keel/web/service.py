@@ -56,9 +56,21 @@ class Service:
         # (BEGIN IMMEDIATE). Threads that wait for it inside SQLite poll with growing sleeps,
         # so under load most of the time goes to sleeping; queueing them here on a lock
         # hands the database over the moment it is free. PostgreSQL needs no such queue.
+        self._sqlite = engine.url.startswith("sqlite")
         self._writer: AbstractContextManager[object] = (
-            threading.Lock() if engine.url.startswith("sqlite") else nullcontext()
+            threading.Lock() if self._sqlite else nullcontext()
         )
+
+    def prepares_on_loop(self, *, dry_run: bool) -> bool:
+        """Whether a turn is prepared right on the event loop rather than in a worker thread.
+
+        On SQLite turns are prepared one at a time anyway (one writer), and no model is
+        waited for when none answers (or the turn is a dry run): the work is all CPU under
+        one lock, and handing it to a thread and back cost a fifth of the service's turns
+        per second with 8 clients (bench/service_load.py). A model call, or PostgreSQL's
+        concurrent writers, keep their thread.
+        """
+        return self._sqlite and (self.model is None or dry_run)
 
     def database(self) -> AbstractContextManager[object]:
         """Hold this around Engine calls: one at a time on SQLite, no wait on PostgreSQL."""
