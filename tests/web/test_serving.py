@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -81,9 +82,12 @@ def test_a_turn_is_prepared_on_the_event_loop_only_on_sqlite_with_no_model_waite
     svc = served.service
     seen: list[bool] = []
     prepare = svc.engine.prepare
-    monkeypatch.setattr(
-        svc.engine, "prepare", lambda *a, **k: (seen.append(on_the_loop()), prepare(*a, **k))[1]
-    )
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        seen.append(on_the_loop())
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(svc.engine, "prepare", noted)
     body = {"bot": "desk", "chat": "tg:user:42", "input": "Hello"}
     assert served.client.post("/v1/turns", json=body).status_code == 200
     sqlite = served.url.startswith("sqlite")
