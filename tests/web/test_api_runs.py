@@ -116,3 +116,39 @@ def test_a_database_that_cannot_be_reached_is_503(tmp_path: Path) -> None:
         assert "127.0.0.1:1" in answer["detail"]
         assert call(client, "GET", "/healthz")["ok"] is True
     engine.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        pytest.param("scripted:/etc/hostname", "outside the brain", id="a-file-elsewhere"),
+        pytest.param("scripted:../../x.json", "outside the brain", id="a-file-above"),
+        pytest.param(
+            "openai-compatible:m@http://169.254.169.254/v1", "another OpenAI", id="a-server"
+        ),
+        pytest.param("gpt-5", "not a model spec", id="not-a-spec"),
+    ],
+)
+def test_a_run_may_not_pick_a_model_that_reads_or_calls_outside(
+    served: Served, model: str, said: str
+) -> None:
+    for path, body in (
+        ("/v1/runs", {"run": "heartbeat:evening-film", "model": model}),
+        ("/v1/events/ticket.opened", {"model": model}),
+    ):
+        refused = call(served.client, "POST", path, body, 422)
+        assert said in refused["detail"]
+    assert served.runs.fired == []
+
+
+def test_a_run_may_pick_a_provider_none_or_a_script_in_the_brain(served: Served) -> None:
+    script = served.brain / "scripts" / "film.json"
+    script.parent.mkdir()
+    script.write_text('[{"text": "Tonight: Whiplash."}]', encoding="utf-8")
+    for model, kept in (
+        ("none", "none"),
+        ("anthropic:claude-x", "anthropic:claude-x"),
+        ("scripted:scripts/film.json", f"scripted:{script.resolve()}"),
+    ):
+        call(served.client, "POST", "/v1/events/ticket.opened", {"model": model})
+        assert served.runs.fired[-1][3] == kept

@@ -117,13 +117,14 @@ def test_a_brain_without_a_seed_plays_nothing(tmp_path: Path) -> None:
         pytest.param(
             "version: 1\nsteps:\n  - run:\n      run: 'heartbeat:invoice-chase'\n"
             "      model: 'scripted:../elsewhere.json'\n",
-            r"seed.yaml:5: steps.0.run.model: the scripted model ../elsewhere.json is outside "
-            r"the brain",
+            r"seed.yaml:5: steps.0.run.model: model 'scripted:../elsewhere.json': the scripted "
+            r"file is outside the brain",
             id="script-outside",
         ),
         pytest.param(
             "version: 1\nsteps:\n  - fire: {event: x, model: 'scripted:/srv/elsewhere.json'}\n",
-            r"seed.yaml:3: steps.0.fire.model: the scripted model /srv/elsewhere.json is outside",
+            r"seed.yaml:3: steps.0.fire.model: model 'scripted:/srv/elsewhere.json': the "
+            r"scripted file is outside",
             id="script-absolute",
         ),
         pytest.param(

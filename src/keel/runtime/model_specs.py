@@ -77,6 +77,38 @@ def parse_model(spec: str) -> ModelChoice:
     return ModelChoice(provider=provider, name=rest)
 
 
+def chosen_by_caller(
+    spec: str, root: Path, *, server: str | None = None, any_server: bool = False
+) -> str:
+    """A model spec a caller of the service (or a brain's seed) picked for a run, as the run
+    will use it; `UsageError` saying why it may not.
+
+    The caller is not the owner of the machine: a provider's named model (with the key
+    the server holds), `none` and the server's own spec are allowed; a scripted file only
+    inside the brain at `root` (written from there, made absolute here), and another
+    OpenAI-compatible server only with `any_server` (a seed, which comes with the brain) —
+    either would make the server read a file or send its key where the caller says.
+    """
+    choice = parse_model(spec)
+    if server is not None and choice.spec == parse_model(server).spec:
+        return choice.spec
+    if choice.provider == "openai-compatible" and not any_server:
+        raise UsageError(
+            f"model {spec!r}: a run may not pick another OpenAI-compatible server — start "
+            "the server with --model openai-compatible:NAME@URL to use one"
+        )
+    if choice.provider != "scripted" or choice.path is None:
+        return choice.spec
+    base = root.resolve()
+    path = (base / choice.path).resolve()
+    if not path.is_relative_to(base):
+        raise UsageError(
+            f"model {spec!r}: the scripted file is outside the brain — keep it in the "
+            "brain's folder and write its path from there, e.g. scripted:seed/NAME.json"
+        )
+    return f"scripted:{path}"
+
+
 def default_model(declared: str | None, env: Mapping[str, str] | None = None) -> ModelChoice:
     """The model when no `--model` is given: a spec in `model.name`, else a provider whose
     key is set (with the declared name), else none."""

@@ -4,7 +4,8 @@ They call the server's `RunsBackend` (`keel.web.runs`); on a server without runs
 answers 501 with the reason (503 when its worker stopped). A run or card id the backend
 does not know is a 404. Starting a run or firing an event answers once each run has taken
 its first step (or a few seconds have passed): the run goes on in the server, and `GET
-/v1/runs/{id}` follows it.
+/v1/runs/{id}` follows it. A run's `model` is the caller's pick only within bounds
+(`chosen_by_caller`: no file or server outside the brain and the server's own).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from keel.errors import UsageError
+from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
 from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody, entries, run_ref
 from keel.web.errors import RESPONSES, KeelJSON, Missing
@@ -46,7 +48,7 @@ def post_run(body: RunBody, svc: Svc) -> KeelJSON:
         where=Where(bot=body.bot, chat=body.chat, thread=body.thread),
         input=body.input,
         vars=body.vars,
-        model=body.model,
+        model=_model(body.model, svc),
     )
     return KeelJSON(svc.runs.start(start).to_json())
 
@@ -66,10 +68,17 @@ def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
         event,
         body.payload,
         Where(bot=body.bot, chat=body.chat, thread=body.thread),
-        model=body.model,
+        model=_model(body.model, svc),
         event_id=body.event_id,
     )
     return KeelJSON({"event": event, "runs": [r.to_json() for r in started]})
+
+
+def _model(spec: str | None, svc: Service) -> str | None:
+    """The model a caller picked for a run, if it may pick that one (422 why not)."""
+    if spec is None:
+        return None
+    return chosen_by_caller(spec, svc.engine.source.root, server=svc.model_spec)
 
 
 @router.get("/approvals", summary="The approval cards still pending")

@@ -56,7 +56,7 @@ from keel.errors import ContentError, KeelError, Refused, UsageError
 from keel.link.values import Conversation
 from keel.log import logger
 from keel.runtime.engine import Engine
-from keel.runtime.model_specs import parse_model
+from keel.runtime.model_specs import chosen_by_caller
 from keel.store import schema
 from keel.web.bodies import (
     BindBody,
@@ -96,23 +96,13 @@ def _model_in_brain(value: str | None, info: ValidationInfo) -> str | None:
     make the server read the machine's other files."""
     if value is None:
         return None
-    try:
-        choice = parse_model(value)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from None
-    if choice.provider != "scripted" or choice.path is None:
-        return value
     root = (info.context or {}).get("root")
     if not isinstance(root, Path):
-        raise ValueError("a scripted model is read from the brain: read the seed with read_seed")
-    base = root.resolve()
-    path = (base / choice.path).resolve()
-    if not path.is_relative_to(base):
-        raise ValueError(
-            f"the scripted model {choice.path} is outside the brain — keep it in the brain's "
-            "folder and write its path from there, e.g. scripted:seed/NAME.json"
-        )
-    return f"scripted:{path}"
+        raise ValueError("a seed's models are checked against its brain: read it with read_seed")
+    try:
+        return chosen_by_caller(value, root, any_server=True)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
 
 
 class StartStep(RunBody):
