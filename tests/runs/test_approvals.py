@@ -12,7 +12,7 @@ from keel.assemble.values import ToolCall
 from keel.link.values import Conversation, TurnRequest
 from keel.runs.approvals import wake
 from keel.runs.service import wait
-from keel.runtime.cards import answer_reply, reply_verdict
+from keel.runtime.cards import answer_reply, decide, reply_verdict
 from keel.runtime.models import OpenAIChatModel
 from keel.testing import ScriptedModel, ScriptedStep
 from tests.runs.conftest import Runs
@@ -149,3 +149,17 @@ def test_outside_a_run_a_call_that_needs_approval_is_refused(runs: Runs) -> None
     assert "only a run can wait for one" in getattr(result, "content", "")
     with runs.engine.store.transaction() as tx:
         assert [m.text for m in tx.sent_messages(chat="tg:chat:plain")] == []
+
+
+def test_deciding_again_the_same_way_wakes_a_run_whose_wake_was_lost(runs: Runs) -> None:
+    record = waiting_run(runs, "lost-wake")
+    card = record["cards"][0]["id"]
+    decide(runs.engine.store, card, approve=True, by="ana")  # saved; the wake never sent
+    assert runs.json("runs", "show", record["id"])["status"] == "waiting"
+    other = runs.json("approve", card, "--no", exit_code=3)
+    assert "was approved already" in other["refused"]
+    woken = runs.json("approve", card, "--yes")
+    assert woken["status"] == "done"
+    assert posted(runs, record["id"])[1:] == ["The lift is out today."]
+    again = runs.json("approve", card, "--yes", exit_code=3)
+    assert "was approved already" in again["refused"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
+from keel.errors import Refused
 from keel.link.reach import find_run
 from keel.link.values import Conversation, RunRef
 from keel.runs.app import Runtime
@@ -26,6 +27,7 @@ from keel.runs.executors import recover_dead
 from keel.runs.values import RunOrder
 from keel.runtime.cards import decide
 from keel.store.run_values import CardRow, RunStatus
+from keel.store.store import Store
 
 # A run is followed until it reaches one of these.
 SETTLED: frozenset[RunStatus] = frozenset({"done", "failed", "waiting"})
@@ -180,8 +182,31 @@ def decide_and_wake(
     runtime: Runtime, card_id: str, *, approve: bool, by: str | None, note: str | None = None
 ) -> tuple[CardRow, bool]:
     """Record a decision on a card, wake its run, and take the run over when the process
-    that ran it is gone; the card, and whether this process took its run."""
-    card = decide(runtime.engine.store, card_id, approve=approve, by=by, note=note)
+    that ran it is gone; the card, and whether this process took its run.
+
+    The same decision again, while the card's run still waits, wakes the run again instead
+    of being refused: a wake lost after the decision was saved (a crash, a database blip)
+    is mended by deciding again. A different decision is refused, as `decide` says.
+    """
+    store = runtime.engine.store
+    try:
+        card = decide(store, card_id, approve=approve, by=by, note=note)
+    except Refused:
+        waiting = _still_waiting(store, card_id, approve=approve)
+        if waiting is None:
+            raise
+        card = waiting
     wake(card)
     taken = recover_dead(runtime)
     return card, card.run_id in taken
+
+
+def _still_waiting(store: Store, card_id: str, *, approve: bool) -> CardRow | None:
+    """The card, when it was decided as `approve` says and its run still waits."""
+    with store.transaction() as tx:
+        card = tx.card(card_id)
+        run = tx.run(card.run_id) if card is not None else None
+    wanted = "approved" if approve else "denied"
+    if card is None or card.status != wanted or run is None or run.status != "waiting":
+        return None
+    return card
