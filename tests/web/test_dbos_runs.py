@@ -54,7 +54,10 @@ class Hosted:
         return answer.json()
 
     def script(self, name: str, steps: list[dict[str, Any]]) -> str:
-        return script(self.folder, name, steps)
+        """A scripted model in the brain's folder: a run picked over HTTP reads none
+        elsewhere (`chosen_by_caller`)."""
+        (self.brain / "scripts").mkdir(exist_ok=True)
+        return script(self.brain / "scripts", name, steps)
 
     def settled(self, run_id: str, statuses: tuple[str, ...] = SETTLED) -> dict[str, Any]:
         """The run once its status is one of `statuses`; fails, not hangs, when it never is."""
@@ -327,10 +330,16 @@ def test_a_run_left_waiting_by_a_process_that_ended_is_finished_here(hosted: Hos
     [
         pytest.param({"run": "heartbeat:nope"}, 422, "no heartbeat 'nope'", id="unknown"),
         pytest.param(
-            {"run": "heartbeat:daily", "model": "scripted:/no/such.json"},
+            {"run": "heartbeat:daily", "model": "scripted:scripts/no-such.json"},
             422,
             "cannot read the scripted model",
             id="model-file",
+        ),
+        pytest.param(
+            {"run": "heartbeat:daily", "model": "scripted:/no/such.json"},
+            422,
+            "outside the brain",
+            id="model-elsewhere",
         ),
         pytest.param(
             {"run": "heartbeat:daily", "model": "gpt"}, 422, "not a model spec", id="spec"

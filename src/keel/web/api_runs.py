@@ -14,12 +14,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from keel.errors import UsageError
 from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
-from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody, entries, run_ref
+from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody
 from keel.web.errors import RESPONSES, KeelJSON, Missing
-from keel.web.runs import RunStart, Where
+from keel.web.runs import Where
 from keel.web.service import Service
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
@@ -35,21 +34,8 @@ def get_runs(svc: Svc, limit: Annotated[int, Query(ge=0, le=1000)] = 50) -> Keel
 @router.post("/runs", summary="Start a heartbeat or a scenario now")
 def post_run(body: RunBody, svc: Svc) -> KeelJSON:
     """The run as it started; hooks start from events (`POST /v1/events/{event}`)."""
-    ref = run_ref(body.run)
-    if ref is None or ref.kind == "hook":
-        raise UsageError(
-            f"run {body.run!r}: a hook runs when its event fires — POST /v1/events/<event>"
-        )
+    start = body.start(model=_model(body.model, svc))
     svc.brain()
-    start = RunStart(
-        run=ref,
-        entity=body.entity,
-        reach=entries(body.reach),
-        where=Where(bot=body.bot, chat=body.chat, thread=body.thread),
-        input=body.input,
-        vars=body.vars,
-        model=_model(body.model, svc),
-    )
     return KeelJSON(svc.runs.start(start).to_json())
 
 

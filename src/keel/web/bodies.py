@@ -27,6 +27,7 @@ from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
 from keel.ledger import parse_overrides, parse_since
 from keel.link.values import Conversation, RunRef, TurnRequest
+from keel.web.runs import RunStart, Where
 
 # Ids (bots, chats, contexts, entity keys, message ids) and texts (messages) are bounded so
 # one request cannot make the server hold or store an unbounded value.
@@ -265,6 +266,25 @@ class RunBody(Body):
         default_factory=dict, max_length=MAX_LIST, description="A scenario's vars."
     )
     model: ModelSpec | None = None
+
+    def start(self, *, model: str | None) -> RunStart:
+        """The run to start, run by `model` (the body's, once checked); `UsageError` for a
+        hook, which runs when its event fires."""
+        ref = run_ref(self.run)
+        if ref is None or ref.kind == "hook":
+            raise UsageError(
+                f"run {self.run!r}: a hook runs when its event fires — fire the event "
+                "(POST /v1/events/<event>, or a seed's fire: step)"
+            )
+        return RunStart(
+            run=ref,
+            entity=self.entity,
+            reach=entries(self.reach),
+            where=Where(bot=self.bot, chat=self.chat, thread=self.thread),
+            input=self.input,
+            vars=self.vars,
+            model=model,
+        )
 
 
 class DecisionBody(Body):

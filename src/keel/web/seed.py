@@ -385,19 +385,8 @@ def _run_step(runs: SeedRuns, seed: Seed, number: int, step: Step) -> int:
     """Start the step's runs under ids of the seed's own, so a replay starts nothing new."""
     tag = f"seed-{seed.digest[:8]}-{number}"
     if step.run is not None:
-        body = step.run
-        ref = run_ref(body.run)
-        if ref is None:  # `run` is required; kept for the type checker
-            return 0
-        start = RunStart(
-            run=ref,
-            entity=body.entity,
-            reach=entries(body.reach),
-            where=Where(bot=body.bot, chat=body.chat, thread=body.thread),
-            input=body.input,
-            vars=body.vars,
-            model=body.model,
-        )
+        start = step.run.start(model=step.run.model)
+        ref = start.run
         started = [runs.start(start, run_id=f"{ref.kind}-{ref.id}-{tag}")]
     elif step.fire is not None:
         fire = step.fire
