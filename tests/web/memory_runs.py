@@ -60,11 +60,11 @@ class MemoryRuns(RunsBackend):
     def run(self, run_id: str) -> Run | None:
         return self.runs_by_id.get(run_id)
 
-    def start(self, start: RunStart) -> Run:
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run:
         if start.run.kind not in ("heartbeat", "scenario"):
             raise UsageError(f"{start.run.key}: only heartbeats and scenarios start here")
         run = Run(
-            id=f"run-{next(self._ids)}",
+            id=run_id or f"run-{next(self._ids)}",
             run=start.run,
             status="pending",
             entity=start.entity,

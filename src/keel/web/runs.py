@@ -217,8 +217,9 @@ class RunsBackend(Protocol):
         """One run with its steps and cards; None when no run has this id."""
         ...
 
-    def start(self, start: RunStart) -> Run:
-        """Start a heartbeat or scenario now; `Refused` or `UsageError` say why not."""
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run:
+        """Start a heartbeat or scenario now (under `run_id` when given: starting that id
+        again starts nothing new); `Refused` or `UsageError` say why not."""
         ...
 
     def fire(
@@ -274,7 +275,7 @@ class NoRuns(RunsBackend):
         raise RunsUnavailable(self.reason)
 
     @override
-    def start(self, start: RunStart) -> Run:
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run:
         raise RunsUnavailable(self.reason)
 
     @override

@@ -42,11 +42,10 @@ never stops a server from starting.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from sqlalchemy import Connection, select, text
@@ -70,7 +69,7 @@ from keel.web.bodies import (
     entries,
     run_ref,
 )
-from keel.web.runs import Run, RunStart, Where
+from keel.web.runs import RunsBackend, Where
 from keel.web.service import Seeded
 
 SEED_FILE = "seed.yaml"
@@ -182,24 +181,6 @@ class Claimed:
 
     seeded: Seeded
     seed: Seed | None = None
-
-
-class SeedRuns(Protocol):
-    """What the run steps need of the server's runs backend (`DurableRuns` has it)."""
-
-    def unavailable(self) -> str | None: ...
-
-    def start(self, start: RunStart, *, run_id: str | None = None) -> Run: ...
-
-    def fire(
-        self,
-        event: str,
-        payload: Mapping[str, Any],
-        where: Where,
-        *,
-        model: str | None = None,
-        event_id: str | None = None,
-    ) -> Sequence[Run]: ...
 
 
 def read_seed(root: Path) -> Seed | None:
@@ -343,7 +324,7 @@ def _send(engine: Engine, send: SendStep, number: int, at: datetime) -> int:
 # -- run steps, once the runs worker is up ----------------------------------------------------
 
 
-def play_runs(runs: SeedRuns, claimed: Claimed) -> Seeded:
+def play_runs(runs: RunsBackend, claimed: Claimed) -> Seeded:
     """Start the claimed seed's runs through the server's runs backend; what the seed did,
     all told. Called once its worker is up: a worker that is not says why, once."""
     seed = claimed.seed
@@ -381,7 +362,7 @@ def skip_runs(claimed: Claimed, reason: str) -> Seeded:
     return Seeded(played=played, note=note)
 
 
-def _run_step(runs: SeedRuns, seed: Seed, number: int, step: Step) -> int:
+def _run_step(runs: RunsBackend, seed: Seed, number: int, step: Step) -> int:
     """Start the step's runs under ids of the seed's own, so a replay starts nothing new."""
     tag = f"seed-{seed.digest[:8]}-{number}"
     if step.run is not None:
