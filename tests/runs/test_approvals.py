@@ -163,3 +163,22 @@ def test_deciding_again_the_same_way_wakes_a_run_whose_wake_was_lost(runs: Runs)
     assert posted(runs, record["id"])[1:] == ["The lift is out today."]
     again = runs.json("approve", card, "--yes", exit_code=3)
     assert "was approved already" in again["refused"]
+
+
+def test_a_wake_while_the_card_is_pending_waits_again_and_never_times_it_out(
+    runs: Runs,
+) -> None:
+    record = waiting_run(runs, "stray-wake")
+    [asked] = record["cards"]
+    with runs.engine.store.transaction() as tx:
+        pending = tx.card(asked["id"])
+    assert pending is not None
+    wake(pending)  # a wake with no decision behind it: the card is still pending
+    assert wait(runs.runtime, record["id"], waiting_done=True, timeout_s=1.5) == "waiting"
+    shown = runs.json("runs", "show", record["id"])
+    assert shown["cards"][0]["status"] == "pending"
+    assert shown["steps"][-1]["name"] == "decision"
+    assert "still pending" in shown["steps"][-1]["detail"]
+    done = runs.json("approve", asked["id"], "--yes")
+    assert (done["status"], done["cards"][0]["status"]) == ("done", "approved")
+    assert posted(runs, record["id"])[1:] == ["The lift is out today."]

@@ -6,10 +6,11 @@ default). In a run, such a call:
 
 1. posts a card — a message to the run's chat with the run's origin, kept at any age while
    it is pending — and records it (`keel_cards`); the run is `waiting` (step `card`);
-2. waits with `DBOS.recv` on the card's topic, for at most the policy's timeout; the wait
+2. waits with `DBOS.recv` on the card's topic, until the card's deadline; the wait
    survives a crash, and its deadline is the journal's, not the process's;
 3. reads the verdict from the card's row (step `decision`): approved, denied, or, with no
-   answer in time, timed out — which denies.
+   answer by the deadline, timed out — which denies. A wait that ends early with the
+   card still pending waits again for the time left.
 
 A person decides with `decide` (`keel.runtime.cards`): by replying to the card (yes or no), with
 `keel approve BRAIN CARD --yes|--no`, or through the service. The card's row takes the
@@ -145,29 +146,47 @@ def approval_card(
 
 
 def wait(context: RunContext, card: CardRow) -> Verdict:
-    """Wait for a decision on the card, at most its timeout; then read the verdict."""
+    """Wait for a decision on the card, until its timeout; then read the verdict.
+
+    Only the card's row decides: a wait that ends while the card is still pending and its
+    deadline has not passed (a wake meant for someone else, a wait cut short) waits again
+    for the rest of the time instead of timing out. Each look is a step of its own, so a
+    replay takes the same number of waits.
+    """
     from dbos import DBOS
 
-    timeout = max((card.timeout_at - card.asked_at).total_seconds(), 0.0)
-    with context.runtime.parked(context.run_id):
-        woken = DBOS.recv(topic=card.id, timeout_seconds=timeout)
+    while True:
+        left = max((card.timeout_at - now()).total_seconds(), 0.0)
+        with context.runtime.parked(context.run_id):
+            woken = DBOS.recv(topic=card.id, timeout_seconds=left)
+        status = _decision(context, card, woken=woken is not None)
+        if status != "pending":
+            return verdict(card, status)
+
+
+def _decision(context: RunContext, card: CardRow, *, woken: bool) -> str:
+    """Step `decision`: the card's status now — timed out when it is still pending at its
+    deadline, else `pending` while there is time left."""
     seq = context.next_seq()
 
     def write(tx: Tx, _: None) -> Done:
         found = tx.card(card.id)
         if found is not None and found.status == "pending":
+            if now() < card.timeout_at:
+                detail = "still pending: waiting again" + ("" if woken else " (woken early)")
+                return Done(output={"status": "pending", "woken": woken}, detail=detail)
             tx.decide_card(card.id, "timed-out", now(), note="nobody answered in time")
             tx.resolve_card(found.bot, found.chat, found.message_id)
             found = tx.card(card.id)
         tx.set_run_status(context.run_id, "running", now())
         status: CardStatus = found.status if found is not None else "timed-out"
-        return Done(output={"status": status, "woken": woken is not None}, detail=status)
+        return Done(output={"status": status, "woken": woken}, detail=status)
 
     data = durable(
         "decision",
         lambda: once(context.store, context.run_id, seq, "decision", nothing, write),
     )
-    return verdict(card, data["status"])
+    return str(data["status"])
 
 
 def verdict(card: CardRow, status: str) -> Verdict:
@@ -186,7 +205,10 @@ def wake(card: CardRow) -> None:
     """Wake the run waiting on a decided card (in a process with a launched runtime)."""
     from dbos import DBOS
 
-    DBOS.send(card.run_id, {"card": card.id}, topic=card.id, idempotency_key=f"{card.id}:woken")
+    # One wake per decision: deciding again the same way sends nothing new, and a wake sent
+    # before the decision (which finds the card pending) cannot stand in for the real one.
+    key = f"{card.id}:{card.status}"
+    DBOS.send(card.run_id, {"card": card.id}, topic=card.id, idempotency_key=key)
 
 
 def wake_decided(store: Store) -> list[str]:
