@@ -140,3 +140,28 @@ def test_a_broken_brain_file_is_shown(served: Served) -> None:
     page = html(served, "/doctor")
     assert "kb.context.md" in page
     assert "did not load" in html(served, "/")
+
+
+def test_the_system_page_shows_recent_runs_and_the_cards_waiting_to_be_decided(
+    served: Served,
+) -> None:
+    page = html(served, "/")
+    assert 'data-card="card-1"' in page
+    assert 'action="/runs/cards/card-1"' in page  # approve or deny from the first page
+    assert 'href="/runs/run-1"' in page
+    host = {"Origin": "http://testserver"}
+    elsewhere = served.client.post(
+        "/runs/cards/card-1", data={"decision": "approve", "back": "//evil.example/"}, headers=host
+    )
+    assert elsewhere.status_code == 422
+    assert "a page of this dashboard" in elsewhere.text
+    assert "<title>Refused" in elsewhere.text
+    assert served.runs.cards() != []  # nothing was decided
+    decided = served.client.post(
+        "/runs/cards/card-1",
+        data={"decision": "approve", "back": "/"},
+        headers=host,
+        follow_redirects=False,
+    )
+    assert (decided.status_code, decided.headers["location"]) == (303, "/")
+    assert 'data-card="card-1"' not in html(served, "/")

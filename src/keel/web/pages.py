@@ -67,6 +67,7 @@ def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLR
         "runs_off": svc.runs.unavailable(),
         "token": svc.token is not None,
         "seeded": svc.seeded,
+        "status": status,
         **values,
     }
     return templates.TemplateResponse(request, name, context, status_code=status)
@@ -200,8 +201,11 @@ async def decide_card(request: Request, card: str) -> Response:
     form = parse_qs((await request.body())[:FORM_LIMIT].decode("utf-8", "replace"))
     decision = (form.get("decision") or [""])[0]
     back = (form.get("back") or ["/runs"])[0]
-    if decision not in ("approve", "deny") or not back.startswith("/") or back.startswith("//"):
+    if decision not in ("approve", "deny"):
         return page(request, "missing.html", 422, what="decide with approve or deny")
+    if not back.startswith("/") or back.startswith("//"):
+        # Only a page of this dashboard: a form must not send the browser elsewhere.
+        return page(request, "missing.html", 422, what="go back to a page of this dashboard")
     svc: Service = service(request)
 
     def decide() -> Card | None:
