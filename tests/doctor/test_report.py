@@ -121,7 +121,17 @@ def test_on_a_terminal_a_long_finding_wraps_under_its_message(write_brain: Write
     follow = lines[first + 1]
     assert follow.startswith(" " * 9)
     assert follow[9] != " "
-    assert all(len(line.rstrip()) <= 60 for line in lines)
+    assert all(len(line) <= 60 for line in lines)
+    assert all(line == line.rstrip() for line in lines)  # nothing padded to the width
+
+
+def test_into_a_pipe_a_finding_is_one_line_whatever_the_width(write_brain: WriteBrain) -> None:
+    out = io.StringIO()
+    render(_broken(write_brain), Console(file=out, width=60, highlight=False))
+    lines = out.getvalue().splitlines()
+    [fail] = [line for line in lines if line.startswith("    fail ")]
+    assert fail.endswith("name an existing role in `agent:`, or add suport.agent.md")
+    assert all(line == line.rstrip() for line in lines)
 
 
 def test_render_colours_each_level(write_brain: WriteBrain) -> None:

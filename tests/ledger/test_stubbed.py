@@ -29,7 +29,8 @@ def test_a_stubbed_context_names_its_knobs_most_often_first(reference_brain: Bra
         None,
     )
     assert finding.message == (
-        "stubbed 3 times since 2026-11-29 18:00 UTC (contexts.maxActive 2, chars 1) — "
+        "stubbed 3 times since 2026-11-29 18:00 UTC (2 times by contexts.maxActive, once by "
+        "chars) — "
         "raise contexts.maxActive (now 4 for role 'support': its contexts_budget.maxActive, "
         "or MANIFEST contexts:); raise chars in features/returns/policy.context.md (now 3000); "
         "or trim the context"
@@ -46,7 +47,7 @@ def test_a_context_or_role_gone_from_the_brain_still_gets_its_finding(
     (finding,) = context_stubbed(reference_brain, entries, since=T0 - timedelta(days=1))
     assert finding.file is None
     assert finding.message.endswith(
-        "(contexts.turnChars 1, chars 1) — raise contexts.turnChars; raise its chars; "
+        "(once by contexts.turnChars, once by chars) — raise contexts.turnChars; raise its chars; "
         "or trim the context"
     )
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from keel.doctor.findings import GROUPS, LEVELS, Finding, Level, Report
 
 _STYLE: dict[Level, str] = {"fail": "bold red", "warn": "yellow", "note": "cyan"}
+_HANG = 9  # "    warn ": where a finding's message starts, and its wrapped lines
 
 
 def render(report: Report, console: Console) -> None:
@@ -27,8 +26,10 @@ def render(report: Report, console: Console) -> None:
                 console.print(Text(f"  {check}", style="bold"))
             # A terminal gets findings wrapped under their message; a pipe or a tool's
             # answer one line each, with nothing padded, for grep and for models.
-            wraps = console.is_terminal and not console.soft_wrap
-            console.print(_wrapped(finding) if wraps else _line(finding))
+            if console.is_terminal and not console.soft_wrap:
+                console.print(_wrapped(finding, console), soft_wrap=True)
+            else:  # not even at the console's width (COLUMNS): one line is one finding
+                console.print(_line(finding), soft_wrap=True)
     console.print()
     console.print(_summary(report))
 
@@ -41,13 +42,20 @@ def _line(finding: Finding) -> Text:
     return text.append_text(_said(finding))
 
 
-def _wrapped(finding: Finding) -> Padding:
-    """A finding for a terminal: a message that wraps stays indented under itself."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(width=4, no_wrap=True)
-    grid.add_column()
-    grid.add_row(Text(finding.level, style=_STYLE[finding.level]), _said(finding))
-    return Padding(grid, (0, 0, 0, 4))
+def _wrapped(finding: Finding, console: Console) -> Text:
+    """A finding for a terminal: a message that wraps stays indented under itself, and no
+    line is padded out to the width."""
+    hang = " " * _HANG
+    lines = _said(finding).wrap(console, max(console.width - _HANG, 20))
+    text = Text("    ")
+    text.append(f"{finding.level:<4}", style=_STYLE[finding.level])
+    text.append(" ")
+    for index, line in enumerate(lines):
+        line.rstrip()
+        text.append_text(line if index == 0 else Text(hang) + line)
+        if index < len(lines) - 1:
+            text.append("\n")
+    return text
 
 
 def _said(finding: Finding) -> Text:

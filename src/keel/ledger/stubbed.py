@@ -39,7 +39,9 @@ def _finding(
     by_knob: Counter[str] = Counter()
     for (knob, _), n in counts.items():
         by_knob[knob] += n
-    seen = ", ".join(f"{knob} {n}" for knob, n in by_knob.most_common())
+    seen = ", ".join(
+        f"{'once' if n == 1 else f'{n} times'} by {knob}" for knob, n in by_knob.most_common()
+    )
     advice = [_advice(brain, ident, knob, role) for (knob, role), _ in counts.most_common()]
     unique = list(dict.fromkeys(a for a in advice if a))
     times = "once" if total == 1 else f"{total} times"
