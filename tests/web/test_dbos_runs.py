@@ -203,7 +203,7 @@ def test_the_dashboard_shows_real_runs_with_their_steps_and_messages(hosted: Hos
     assert "Shown on the dashboard." in page
     assert "<strong>finish</strong>" in page
     assert f'href="/turns/{run["turns"][0]["id"]}"' in page
-    assert "recent runs" in hosted.page("/")
+    assert f'href="/runs/{run["id"]}"' in hosted.page("/")  # the system page lists it
 
 
 def test_an_event_fires_its_hook_keyed_by_its_gate_and_fires_once_per_event_id(
@@ -345,6 +345,12 @@ def test_a_run_left_waiting_by_a_process_that_ended_is_finished_here(hosted: Hos
             {"run": "heartbeat:daily", "model": "gpt"}, 422, "not a model spec", id="spec"
         ),
         pytest.param({"run": "hook:ticket-opened"}, 422, "/v1/events/", id="hook"),
+        pytest.param(
+            {"run": "heartbeat:daily", "reach": [{"context": "nope"}]},
+            422,
+            "the reach names 'nope'",
+            id="reach",
+        ),
     ],
 )
 def test_what_cannot_start_says_why(

@@ -127,15 +127,16 @@ def parse_reach(text: str | None) -> tuple[ReachEntry, ...] | None:
     return None if text is None else parse_entries([text], "--reach")
 
 
-def parse_run(text: str | None) -> RunRef | None:
-    """`KIND:ID` as a run reference."""
+def parse_run(text: str | None, given_as: str = "--run") -> RunRef | None:
+    """`KIND:ID` as a run reference; `given_as` names where the text came from, as the
+    command takes it (a flag, or a positional argument)."""
     if text is None:
         return None
     word, _, ident = text.partition(":")
     kinds = [k for k in ENTITY_KINDS if k == word]
     if not kinds or not ident:
         raise UsageError(
-            f"--run {text!r}: write KIND:ID with KIND one of {', '.join(ENTITY_KINDS)}"
+            f"{given_as} {text!r}: write KIND:ID with KIND one of {', '.join(ENTITY_KINDS)}"
         )
     return RunRef(kind=kinds[0], id=ident)
 

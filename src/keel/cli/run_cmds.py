@@ -58,6 +58,7 @@ from keel.cli.options import (
 from keel.cli.run_view import (
     approve_prefix,
     indented,
+    keel_command,
     print_record,
     print_runs,
 )
@@ -146,8 +147,23 @@ def json_object(text: str, flag: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{flag} is not JSON ({exc.msg} at char {exc.pos})") from None
     if not isinstance(value, dict):
-        raise UsageError(f"{flag} must be a JSON object, not {type(value).__name__}")
+        raise UsageError(f"{flag} must be a JSON object ({{...}}), not {json_kind(value)}")
     return value
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words (the user wrote JSON, not Python)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before numbers: a bool is an int in Python
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 @contextmanager
@@ -237,7 +253,7 @@ def run_cmd(
     def body() -> None:
         from keel.runs.service import order_for
 
-        ref = parse_run(what)
+        ref = parse_run(what, "what to run,")
         if ref is None:  # parse_run answers None only for no text
             raise UsageError("name what to run: heartbeat:ID, hook:ID or scenario:ID")
         spec = model_spec(model)
@@ -374,7 +390,9 @@ def runs(
             if action == "show" and run_id is not None:
                 record = run_record(tx, run_id)
                 if record is None:
-                    raise UsageError(f"no run {run_id!r} — `keel runs BRAIN` lists them")
+                    raise UsageError(
+                        f"no run {run_id!r} — `{keel_command('runs', brain, db)}` lists them"
+                    )
                 found: Any = record
             else:
                 found = [run_summary(r) for r in tx.runs(status=_status(status), limit=limit)]
@@ -388,9 +406,18 @@ def runs(
         elif found:
             print_runs(console(), found)
         else:
-            console().print("no runs yet")
+            console().print(Text(_none_listed(status, limit)))
 
     guard(as_json, body)
+
+
+def _none_listed(status: str | None, limit: int) -> str:
+    """What an empty listing means: a filter that matched nothing is not an empty journal."""
+    if limit == 0:
+        return "--limit 0 lists no runs"
+    if status is not None:
+        return f"no {status} runs"
+    return "no runs yet"
 
 
 def _status(text: str | None) -> RunStatus | None:
@@ -605,22 +632,28 @@ def approve(
             raise UsageError("say --yes or --no")
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None
-        with open_engine(brain, db) as engine, runtime_for(engine, "approve"):
-            runtime = current()
+        with open_engine(brain, db) as engine:
             with engine.store.transaction() as tx:
-                asked = tx.card(card)  # None: decide says so
-            with answered_by(asked.run_id if asked is not None else None, choice):
-                decided, taken = decide_and_wake(
-                    runtime, card, approve=yes, by=by or "keel approve", note=note
+                asked = tx.card(card)
+            if asked is None:  # said before any runtime starts, with this brain's path
+                raise UsageError(
+                    f"no approval card {card!r} — `{keel_command('runs', brain, db)}` lists "
+                    "the runs and their cards"
                 )
-                record = _woken(runtime, card, decided.run_id, taken=taken)
-            if choice is not None:
-                _model_unused(runtime, record)
-            if as_json:
-                emit_json(record)
-            else:
-                console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
-                print_record(record, approve_with=approve_prefix(brain, db))
-            raise typer.Exit(exit_code([record]))
+            with runtime_for(engine, "approve"):
+                runtime = current()
+                with answered_by(asked.run_id, choice):
+                    decided, taken = decide_and_wake(
+                        runtime, card, approve=yes, by=by or "keel approve", note=note
+                    )
+                    record = _woken(runtime, card, decided.run_id, taken=taken)
+                if choice is not None:
+                    _model_unused(runtime, record)
+                if as_json:
+                    emit_json(record)
+                else:
+                    console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
+                    print_record(record, approve_with=approve_prefix(brain, db))
+                raise typer.Exit(exit_code([record]))
 
     guard(as_json, body)

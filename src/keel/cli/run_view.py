@@ -108,12 +108,17 @@ def print_runs(out: Console, found: list[dict[str, Any]]) -> None:
     out.print(fitted(out.width, rows, columns, cut="error", drop=RUNS_DROP))
 
 
-def approve_prefix(brain: Path, db: str | None) -> str:
-    """`keel approve BRAIN` as this command was given its brain and database."""
-    words = ["keel", "approve", shlex.quote(str(brain))]
+def keel_command(verb: str, brain: Path, db: str | None) -> str:
+    """`keel VERB BRAIN` as this command was given its brain and database."""
+    words = ["keel", verb, shlex.quote(str(brain))]
     if db is not None:
         words += ["--db", shlex.quote(shown(db))]
     return " ".join(words)
+
+
+def approve_prefix(brain: Path, db: str | None) -> str:
+    """`keel approve BRAIN` as this command was given its brain and database."""
+    return keel_command("approve", brain, db)
 
 
 def print_record(record: dict[str, Any], *, approve_with: str = "keel approve BRAIN") -> None:

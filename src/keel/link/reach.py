@@ -11,13 +11,14 @@ from dataclasses import replace
 
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
-from keel.brain.specs import EntitySpec, ReachEntry
+from keel.brain.specs import EntitySpec, ReachEntry, Skip
 from keel.errors import LinkError, UsageError
 from keel.link.values import RunRef, entity_problem
 
 
 def find_run(brain: Brain, run: RunRef) -> EntitySpec:
-    """The entity a run is a run of, or a `LinkError` naming the nearest real one."""
+    """The entity a run is a run of, or a `UsageError` saying why not: its file did not
+    load, its feature is switched off, or it names none (with the nearest real one)."""
     entity = brain.entity(run.kind, run.id)
     if entity is not None:
         return entity
@@ -26,8 +27,50 @@ def find_run(brain: Brain, run: RunRef) -> EntitySpec:
             f"{run.key} belongs to feature '{brain.switched_off[run.key]}', which is switched "
             "off — set enabled: true in its FEATURE.md to run it"
         )
+    if (skip := _skipped(brain, run)) is not None:
+        raise UsageError(
+            f"{run.key}: its file {skip.path} did not load — {_where(skip)}{skip.reason}; "
+            "fix it (`keel doctor <brain>` lists every file that did not load)"
+        )
     same_kind = [e.id for e in brain.entities.values() if e.kind == run.kind]
     raise UsageError(f"no {run.kind} '{run.id}' in this brain{did_you_mean(run.id, same_kind)}")
+
+
+def _skipped(brain: Brain, run: RunRef) -> Skip | None:
+    """The first skip of the run's own file (`<id>.<kind>.md`, or its code half)."""
+    names = {f"{run.id}.{run.kind}.md", f"{run.id}.{run.kind}.py"}
+    return next((s for s in brain.skips if s.path.rpartition("/")[2] in names), None)
+
+
+def _where(skip: Skip) -> str:
+    return f"line {skip.line}: " if skip.line is not None else ""
+
+
+def check_override(brain: Brain, run: RunRef, reach: tuple[ReachEntry, ...]) -> None:
+    """A `UsageError` for a per-run reach naming a context the brain does not have.
+
+    A caller who names the reach means those contexts; a typo would otherwise run without
+    the context and say so only in the turn's warnings. (A reach written in an entity's
+    file is content: doctor reports it, and the turn warns.)
+    """
+    for entry in reach:
+        ident = entry.context
+        if ident in brain.contexts:
+            continue
+        if (skip := brain.failed_contexts.get(ident)) is not None:
+            raise UsageError(
+                f"{run.key}: the reach names '{ident}', whose file {skip.path} did not load — "
+                f"{_where(skip)}{skip.reason}; fix it (`keel doctor <brain>` lists every "
+                "file that did not load)"
+            )
+        if ident in brain.switched_off:
+            raise UsageError(
+                f"{run.key}: the reach names '{ident}', of feature "
+                f"'{brain.switched_off[ident]}', which is switched off — set enabled: true "
+                "in its FEATURE.md, or leave it out of the reach"
+            )
+        hint = did_you_mean(ident, brain.contexts) or " — the brain has no contexts"
+        raise UsageError(f"{run.key}: the reach names '{ident}', which is not a context{hint}")
 
 
 def run_reach(

@@ -19,7 +19,7 @@ from typing import Any
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.errors import Refused
-from keel.link.reach import find_run
+from keel.link.reach import check_override, find_run
 from keel.link.values import Conversation, RunRef
 from keel.runs.app import Runtime
 from keel.runs.approvals import wake
@@ -58,13 +58,15 @@ def order_for(
     run_id: str | None = None,
 ) -> RunOrder:
     """The order for a run of a heartbeat, hook or scenario of `brain` (`UsageError` for an
-    entity the brain does not have).
+    entity the brain does not have, or a `reach` naming a context it does not have).
 
     `bot`, `chat` and `thread` say where the run speaks, each on its own: one left None is
     the entity's (`keel.runs.plan`), so `--chat` alone keeps the entity's bot. A
     `conversation` names all three at once; a field named on its own wins over it.
     """
     find_run(brain, run)
+    if reach is not None:
+        check_override(brain, run, reach)
     if conversation is not None:
         bot = bot or conversation.bot
         chat = chat or conversation.chat

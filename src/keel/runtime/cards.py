@@ -33,7 +33,9 @@ def decide(
     with store.transaction() as tx:
         found = tx.card(card_id)
         if found is None:
-            raise UsageError(f"no approval card {card_id!r} — `keel runs BRAIN` shows the runs")
+            raise UsageError(
+                f"no approval card {card_id!r} — `keel runs <brain>` lists the runs and their cards"
+            )
         if not tx.decide_card(card_id, status, now(), by=by, note=note):
             raise Refused(f"card {card_id} was {found.status} already")
         tx.resolve_card(found.bot, found.chat, found.message_id)
