@@ -45,6 +45,9 @@ def test_every_v1_route_asks_for_the_token(tmp_path: Path) -> None:
             assert answer.headers["www-authenticate"] == "Bearer"
             wrong = client.request(method, path, json={}, headers={"Authorization": "Bearer no"})
             assert wrong.status_code == 401, (method, path)
+            # Refused before the body is read: no 422 telling how the route parses it.
+            garbage = client.request(method, path, content=b"{not json")
+            assert garbage.status_code == 401, (method, path, garbage.status_code)
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert client.get("/v1/turns", headers=good).status_code == 200
         assert client.get("/v1/doctor", headers=good).status_code == 200

@@ -21,6 +21,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from keel.web import api, api_runs, errors, pages
+from keel.web.auth import TokenGate
 from keel.web.errors import KeelJSON
 from keel.web.service import Service
 
@@ -67,6 +68,7 @@ def create_app(svc: Service) -> FastAPI:
         redoc_url=None,
     )
     app.state.service = svc
+    app.add_middleware(TokenGate)
     errors.install(app)
     app.add_exception_handler(pages.SignIn, _sign_in)
 
