@@ -123,7 +123,8 @@ def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> No
 def test_serve_ends_while_a_run_waits_and_the_next_server_finishes_it(tmp_path: Path) -> None:
     brain = write_files(tmp_path / "brain", RUNS_BRAIN)
     notice = {"name": "send_message", "arguments": {"text": "The lift is out today."}}
-    model = script(tmp_path, "notice", [{"tool_calls": [notice]}, {"text": "Done."}])
+    (brain / "scripts").mkdir()  # a run picked over HTTP reads no script outside the brain
+    model = script(brain / "scripts", "notice", [{"tool_calls": [notice]}, {"text": "Done."}])
     with serving(brain, "--no-seed") as first:
         started = first.call("POST", "/v1/runs", {"run": "heartbeat:guarded", "model": model})
         [card] = first.until(started["id"], ("waiting",))["cards"]
