@@ -82,6 +82,10 @@ def serve(
     except ImportError as exc:
         fail(f"keel serve needs the web extra ({exc.name} is missing): pip install 'keel[web]'")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # The provider SDKs' HTTP client logs every request at INFO (a scripted model's to a
+    # made-up host): the run's steps already say what was asked; keep its warnings only.
+    for noisy in ("httpx", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         svc, application = build_service(
             brain, db, model=model, token=token, seed=seed, worker=worker
