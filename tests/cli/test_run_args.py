@@ -132,3 +132,12 @@ def test_a_heartbeat_whose_file_did_not_load_points_to_doctor(brain: Path) -> No
         "'schedule': '99 99 * * *'" in said(result)
     )
     assert "`keel doctor <brain>`" in said(result)
+
+
+def test_a_turn_of_a_run_with_a_reach_naming_no_context_is_a_usage_error(brain: Path) -> None:
+    words = ["turn", str(brain), "--run", "heartbeat:daily", "--reach", "topc", "--dry-run"]
+    result = invoke(*words)
+    assert result.exit_code == 2
+    assert "heartbeat:daily: the reach names 'topc', which is not a context" in said(result)
+    assert invoke("turn", str(brain), "--run", "heartbeat:daily", "--reach", "topic",
+                  "--dry-run").exit_code == 0  # fmt: skip

@@ -35,8 +35,10 @@ from keel.cli.options import (
 )
 from keel.cli.turn_view import print_turn
 from keel.errors import FitOverflow, UsageError
+from keel.link.reach import check_override
 from keel.link.values import Conversation, TurnRequest
 from keel.payload.providers import PayloadFormat, first_request
+from keel.runtime.engine import Engine
 from keel.runtime.model_specs import FORMS, build_model, parse_model
 from keel.runtime.models import ModelClient
 from keel.tokens.exact import counter_from_settings
@@ -88,6 +90,13 @@ def build_request(
         attach=parse_entries(attach, "--attach"),
         open=parse_entries(open_, "--open"),
     )
+
+
+def _check_reach(engine: Engine, request: TurnRequest) -> None:
+    """A reach typed on the command line means those contexts, as for `keel run`: one the
+    brain does not have is a usage error, not a warning in the turn."""
+    if request.run is not None and request.reach:
+        check_override(engine.brain, request.run, request.reach)
 
 
 @app.command()
@@ -164,6 +173,7 @@ def turn(
         cli_session = Session(id=session, compacted=compacted) if session else None
         answer: dict[str, object] = {}
         with open_engine(brain, db, counter=counter) as engine:
+            _check_reach(engine, request)
             card = None if dry_run else engine.answer_card(request)
             if card is not None:
                 # A yes or no to a pending card is the person's decision, not a turn.
