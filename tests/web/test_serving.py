@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,34 @@ def test_a_turn_is_prepared_on_the_event_loop_only_on_sqlite_with_no_model_waite
     svc.model = object()  # type: ignore[assignment]  # a model answers: its call may take seconds
     assert svc.prepares_on_loop(dry_run=False) is False
     assert svc.prepares_on_loop(dry_run=True) is sqlite
+
+
+def test_a_turn_waits_in_a_thread_while_the_database_is_held_elsewhere(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = served.service
+    seen: list[bool] = []
+    prepare = svc.engine.prepare
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        seen.append(on_the_loop())
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(svc.engine, "prepare", noted)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # a long call in a thread (a what-if, say) holds the database
+        with svc.database():
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    threading.Timer(0.3, release.set).start()
+    body = {"bot": "desk", "chat": "tg:user:43", "input": "Hello"}
+    assert served.client.post("/v1/turns", json=body).status_code == 200
+    holder.join()
+    assert seen == [False]  # not on the event loop, which stayed free meanwhile
+    assert served.client.post("/v1/turns", json=body).status_code == 200
+    assert seen == [False, served.url.startswith("sqlite")]

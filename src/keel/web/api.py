@@ -9,6 +9,7 @@ mapped once, in `keel.web.errors`; a route raises `Missing` for what does not ex
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -59,17 +60,22 @@ async def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
     no in reply to a pending approval card decides that card instead: `{"card": {"id",
     "run_id", "status"}}`.
     """
-    if svc.prepares_on_loop(dry_run=body.dry_run):
-        return answer_turn(body, svc)
+    with svc.turn_on_loop(dry_run=body.dry_run) as here:
+        if here:
+            return answer_turn(body, svc, database=nullcontext())
     return await run_in_threadpool(answer_turn, body, svc)
 
 
-def answer_turn(body: TurnBody, svc: Service) -> KeelJSON:
-    """`POST /v1/turns`'s work, which waits for the database and the model."""
+def answer_turn(
+    body: TurnBody, svc: Service, database: AbstractContextManager[object] | None = None
+) -> KeelJSON:
+    """`POST /v1/turns`'s work, which waits for the database and the model; `database` is
+    what to hold around Engine calls (the service's, unless the caller holds it)."""
+    holding = svc.database() if database is None else database
     svc.brain()
     request = body.request()
     if not body.dry_run and request.reply_to:  # only a reply can decide a card
-        with svc.database():
+        with holding:
             card = svc.engine.answer_card(request)
         if card is not None:
             # A yes or no to a pending card is the person's decision: the hosted worker
@@ -83,7 +89,7 @@ def answer_turn(body: TurnBody, svc: Service) -> KeelJSON:
         prepared, assembly = outcome.prepared, outcome.assembly
         reply = {"reply": outcome.reply, "requests": outcome.requests}
     else:
-        with svc.database():
+        with holding:
             prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
     answer = {
         **prepared.to_json(),

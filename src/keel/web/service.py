@@ -11,7 +11,8 @@ snapshot, so a broken file is never silent and never floods the log — and hold
 from __future__ import annotations
 
 import threading
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from keel.brain.snapshot import Brain
@@ -56,10 +57,8 @@ class Service:
         # (BEGIN IMMEDIATE). Threads that wait for it inside SQLite poll with growing sleeps,
         # so under load most of the time goes to sleeping; queueing them here on a lock
         # hands the database over the moment it is free. PostgreSQL needs no such queue.
-        self._sqlite = engine.url.startswith("sqlite")
-        self._writer: AbstractContextManager[object] = (
-            threading.Lock() if self._sqlite else nullcontext()
-        )
+        self._sqlite_writer = threading.Lock() if engine.url.startswith("sqlite") else None
+        self._writer: AbstractContextManager[object] = self._sqlite_writer or nullcontext()
 
     def prepares_on_loop(self, *, dry_run: bool) -> bool:
         """Whether a turn is prepared right on the event loop rather than in a worker thread.
@@ -70,7 +69,27 @@ class Service:
         per second with 8 clients (bench/service_load.py). A model call, or PostgreSQL's
         concurrent writers, keep their thread.
         """
-        return self._sqlite and (self.model is None or dry_run)
+        return self._sqlite_writer is not None and (self.model is None or dry_run)
+
+    @contextmanager
+    def turn_on_loop(self, *, dry_run: bool) -> Iterator[bool]:
+        """True, holding the database, when this turn is to be prepared on the event loop.
+
+        Only when the database is free at once: a long call holding it in a thread (a
+        what-if over a week of turns) must not stop the event loop, and with it every
+        other request, until it ends — the turn then waits in a thread like any other.
+        """
+        writer = self._sqlite_writer
+        if writer is None or not self.prepares_on_loop(dry_run=dry_run):
+            yield False
+            return
+        if not writer.acquire(blocking=False):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            writer.release()
 
     def database(self) -> AbstractContextManager[object]:
         """Hold this around Engine calls: one at a time on SQLite, no wait on PostgreSQL."""
