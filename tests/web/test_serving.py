@@ -77,18 +77,24 @@ def on_the_loop() -> bool:
     return True
 
 
-def test_a_turn_is_prepared_on_the_event_loop_only_on_sqlite_with_no_model_waited_for(
-    served: Served, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    svc = served.service
+def where_prepared(served: Served, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each turn the engine prepares from now on: whether it ran on the event loop."""
     seen: list[bool] = []
-    prepare = svc.engine.prepare
+    prepare = served.service.engine.prepare
 
     def noted(*args: Any, **kwargs: Any) -> Any:
         seen.append(on_the_loop())
         return prepare(*args, **kwargs)
 
-    monkeypatch.setattr(svc.engine, "prepare", noted)
+    monkeypatch.setattr(served.service.engine, "prepare", noted)
+    return seen
+
+
+def test_a_turn_is_prepared_on_the_event_loop_only_on_sqlite_with_no_model_waited_for(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = served.service
+    seen = where_prepared(served, monkeypatch)
     body = {"bot": "desk", "chat": "tg:user:42", "input": "Hello"}
     assert served.client.post("/v1/turns", json=body).status_code == 200
     sqlite = served.url.startswith("sqlite")
@@ -103,14 +109,7 @@ def test_a_turn_waits_in_a_thread_while_the_database_is_held_elsewhere(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     svc = served.service
-    seen: list[bool] = []
-    prepare = svc.engine.prepare
-
-    def noted(*args: Any, **kwargs: Any) -> Any:
-        seen.append(on_the_loop())
-        return prepare(*args, **kwargs)
-
-    monkeypatch.setattr(svc.engine, "prepare", noted)
+    seen = where_prepared(served, monkeypatch)
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:  # a long call in a thread (a what-if, say) holds the database
