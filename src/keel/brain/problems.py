@@ -1,7 +1,8 @@
 """Turning pydantic's validation errors into messages a brain author can act on.
 
 Each message names the key (and its line), the value seen and the fix; an unknown key or
-`when` word comes with the nearest real one (`whne` → `when`, `reploy` → `reply`).
+`when` word comes with the nearest real one (`whne` → `when`, `reploy` → `reply`). The
+wording helpers here (`did_you_mean`, `plural`) serve every message Keel writes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def _closest(word: str, choices: tuple[str, ...]) -> str | None:
     # Cached: a file that repeats one misspelling in a thousand rules asks a thousand times.
     found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 run`, `2 runs`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

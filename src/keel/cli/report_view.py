@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from keel.brain.problems import plural
 from keel.ledger import AgentContext, ChatContext, Explanation, WhatIf, WindowUse
 from keel.store.journal_values import Decision
 
@@ -47,7 +48,7 @@ def _counts(counts: Mapping[str, int]) -> str:
 def print_report(out: Console, report: AgentContext) -> None:
     """`agent_context`: one row per context the role's turns carried or were offered."""
     out.print(
-        f"role [cyan]{report.role}[/] · {_plural(report.turns, 'turn')} from "
+        f"role [cyan]{report.role}[/] · {plural(report.turns, 'turn')} from "
         f"{report.since:%Y-%m-%d %H:%M} to {report.until:%Y-%m-%d %H:%M} UTC"
     )
     if not report.contexts:
@@ -166,7 +167,7 @@ def print_explanation(out: Console, explanation: Explanation) -> None:
 def print_what_if(out: Console, report: WhatIf) -> None:
     """`what-if`: per context before → after, then the turns that changed."""
     out.print(
-        f"{_plural(len(report.turns), 'turn')} since {report.since:%Y-%m-%d %H:%M} UTC, "
+        f"{plural(len(report.turns), 'turn')} since {report.since:%Y-%m-%d %H:%M} UTC, "
         f"with {' '.join(report.overrides) or 'no change'} (nothing recorded)"
     )
     if not report.contexts:
@@ -208,7 +209,3 @@ def _arrow(before: int | None, after: int | None) -> Text:
     if before == after:
         return Text(shown[0])
     return Text(f"{shown[0]} → {shown[1]}", style="bold")
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")

@@ -34,7 +34,7 @@ import typer
 from rich.text import Text
 
 from keel.brain.limits import MAX_BOT_CHARS
-from keel.brain.problems import did_you_mean
+from keel.brain.problems import did_you_mean, plural
 from keel.cli.app import (
     EXIT_FAILED,
     EXIT_REFUSED,
@@ -494,7 +494,7 @@ def worker(
 
     def body() -> None:
         from keel.runs.records import run_summary
-        from keel.runs.worker import plural, serve
+        from keel.runs.worker import serve
 
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None

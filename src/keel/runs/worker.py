@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from keel.brain.problems import plural
 from keel.errors import StoreError
 from keel.log import logger
 from keel.runs.app import APP_VERSION, BEAT_S, Runtime, describe, launch
@@ -148,11 +149,6 @@ def schedules_line(schedules: list[Schedule]) -> str:
     if not schedules:
         return "no schedules"
     return f"{plural(len(schedules), 'schedule')}: {', '.join(s.name for s in schedules)}"
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 run`, `2 runs`."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def look_around(runtime: Runtime) -> list[str]:

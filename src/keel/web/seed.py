@@ -51,6 +51,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 from sqlalchemy import Connection, select, text
 
 from keel.brain.document import locate, parse_yaml
+from keel.brain.problems import plural
 from keel.errors import ContentError, KeelError, Refused, UsageError
 from keel.link.values import Conversation
 from keel.log import logger
@@ -234,7 +235,7 @@ def seed_once(engine: Engine, *, now: datetime | None = None) -> Claimed:
     LOG.info("%s: %s", SEED_FILE, note)
     later = len(seed.numbered(runs=True))
     if later:
-        note += f"; {_steps(later, 'run step')} wait for the runs worker"
+        note += f"; {plural(later, 'run step')} wait for the runs worker"
     return Claimed(seeded=Seeded(played=played, note=note), seed=seed if later else None)
 
 
@@ -355,7 +356,7 @@ def skip_runs(claimed: Claimed, reason: str) -> Seeded:
     seed = claimed.seed
     if seed is None:
         return claimed.seeded
-    skipped = _steps(len(seed.numbered(runs=True)), "run step")
+    skipped = plural(len(seed.numbered(runs=True)), "run step")
     LOG.info("%s: %s not played: %s", SEED_FILE, skipped, reason)
     played = claimed.seeded.played
     note = f"played {played} of {len(seed.numbered(runs=False))} steps; {skipped} skipped: {reason}"
@@ -388,7 +389,3 @@ def _run_step(runs: RunsBackend, seed: Seed, number: int, step: Step) -> int:
     for run in started:
         LOG.info("seed step %s: run %s is %s", number, run.id, run.status)
     return 1
-
-
-def _steps(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
