@@ -357,6 +357,7 @@ def test_layout_reach_is_the_entity_directory_and_above(write_brain: WriteBrain)
 def test_a_brain_without_constitution_gets_defaults(write_brain: WriteBrain) -> None:
     brain = load_brain(write_brain({"features/a/a.context.md": GOOD_CONTEXT}))
     assert brain.manifest.state_rows == 20
+    assert brain.manifest.state_read_timeout_ms == 2000
     assert brain.manifest.retention_days == 365
     assert brain.access.rules == ()
 

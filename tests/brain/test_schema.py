@@ -65,6 +65,12 @@ SETTINGS = [
         lambda v: manifest(f"state: {{rows: {v}}}"), "state.rows", bounds.STATE_ROWS, id="rows"
     ),
     pytest.param(
+        lambda v: manifest(f"state: {{readTimeoutMs: {v}}}"),
+        "state.readTimeoutMs",
+        bounds.STATE_READ_TIMEOUT_MS,
+        id="read-timeout",
+    ),
+    pytest.param(
         lambda v: manifest(f"messageOrigins: {{retentionDays: {v}}}"),
         "messageOrigins.retentionDays",
         bounds.RETENTION_DAYS,
@@ -272,7 +278,8 @@ def test_a_brain_with_every_setting_at_its_limit_loads(write_brain: WriteBrain) 
         f"contexts: {{chars: {bounds.CHARS.high}, maxActive: {bounds.MAX_ACTIVE.high}, "
         f"turnChars: {bounds.TURN_CHARS.high}, keep: {bounds.KEEP.high}, "
         f"codeTimeoutMs: {bounds.CODE_TIMEOUT_MS.high}}}\n"
-        f"state: {{rows: {bounds.STATE_ROWS.high}}}\n"
+        f"state: {{rows: {bounds.STATE_ROWS.high}, "
+        f"readTimeoutMs: {bounds.STATE_READ_TIMEOUT_MS.high}}}\n"
         f"messageOrigins: {{retentionDays: {bounds.RETENTION_DAYS.high}}}\n"
         f"contentProbe: {{context: {bounds.CONTENT_PROBE_SECONDS.high}}}\n"
         f"model: {{window: {bounds.MODEL_WINDOW.high}, output_reserve: 1, "
@@ -282,4 +289,5 @@ def test_a_brain_with_every_setting_at_its_limit_loads(write_brain: WriteBrain) 
     brain = load(write_brain, manifest(text))
     assert brain.skips == ()
     assert brain.manifest.state_rows == bounds.STATE_ROWS.high
+    assert brain.manifest.state_read_timeout_ms == bounds.STATE_READ_TIMEOUT_MS.high
     assert brain.manifest.retention_days == bounds.RETENTION_DAYS.high

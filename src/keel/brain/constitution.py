@@ -20,6 +20,8 @@ DEFAULT_TURN_CHARS = 12000
 DEFAULT_KEEP = 3
 DEFAULT_CODE_TIMEOUT_MS = 2000
 DEFAULT_STATE_ROWS = 20
+# How long one view's read may take before it shows as a stub (see keel.state.views).
+DEFAULT_STATE_READ_TIMEOUT_MS = 2000
 DEFAULT_RETENTION_DAYS = 365
 DEFAULT_CONTENT_PROBE_SECONDS = 2.0
 # How long an approval card waits for a person before it counts as denied.
@@ -43,6 +45,7 @@ class Manifest:
     name: str | None = None
     contexts: ContextsBudget = field(default_factory=ContextsBudget)
     state_rows: int = DEFAULT_STATE_ROWS
+    state_read_timeout_ms: int = DEFAULT_STATE_READ_TIMEOUT_MS
     retention_days: int = DEFAULT_RETENTION_DAYS
     content_probe_seconds: float = DEFAULT_CONTENT_PROBE_SECONDS
     model: ModelSpec = field(default_factory=ModelSpec)

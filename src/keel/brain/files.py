@@ -20,6 +20,7 @@ from keel.brain.access import broken, parse_access
 from keel.brain.constitution import (
     DEFAULT_CONTENT_PROBE_SECONDS,
     DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_READ_TIMEOUT_MS,
     DEFAULT_STATE_ROWS,
     Manifest,
     Tenancy,
@@ -374,6 +375,11 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         name=front.name,
         contexts=_budget(front.contexts),
         state_rows=DEFAULT_STATE_ROWS if front.state.rows is None else front.state.rows,
+        state_read_timeout_ms=(
+            DEFAULT_STATE_READ_TIMEOUT_MS
+            if front.state.readTimeoutMs is None
+            else front.state.readTimeoutMs
+        ),
         retention_days=(
             DEFAULT_RETENTION_DAYS
             if front.messageOrigins.retentionDays is None

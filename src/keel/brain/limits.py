@@ -66,6 +66,7 @@ TURN_CHARS = Range(low=1, high=10_000_000)  # turnChars: all of a turn's context
 KEEP = Range(low=0, high=10_000)  # keep: turns an inferred link sticks
 CODE_TIMEOUT_MS = Range(low=1, high=600_000)  # codeTimeoutMs: one brain-code call
 STATE_ROWS = Range(low=0, high=10_000)  # state.rows: rows one view shows
+STATE_READ_TIMEOUT_MS = Range(low=1, high=600_000)  # state.readTimeoutMs: one view's read
 RETENTION_DAYS = Range(low=0, high=36_500)  # messageOrigins.retentionDays (100 years)
 CONTENT_PROBE_SECONDS = Range(low=0, high=3_600)  # contentProbe.context
 MODEL_WINDOW = Range(low=1, high=10_000_000)  # model.window (tokens)

@@ -58,6 +58,9 @@ CodeTimeoutMs = Annotated[
     int, _NUMBER, Field(ge=limits.CODE_TIMEOUT_MS.low, le=limits.CODE_TIMEOUT_MS.high)
 ]
 StateRows = Annotated[int, _NUMBER, Field(ge=limits.STATE_ROWS.low, le=limits.STATE_ROWS.high)]
+ReadTimeoutMs = Annotated[
+    int, _NUMBER, Field(ge=limits.STATE_READ_TIMEOUT_MS.low, le=limits.STATE_READ_TIMEOUT_MS.high)
+]
 RetentionDays = Annotated[
     int, _NUMBER, Field(ge=limits.RETENTION_DAYS.low, le=limits.RETENTION_DAYS.high)
 ]
@@ -338,6 +341,7 @@ class FeatureFront(Strict):
 
 class StateSettings(Strict):
     rows: StateRows | None = None
+    readTimeoutMs: ReadTimeoutMs | None = None  # noqa: N815
 
 
 class OriginSettings(Strict):
