@@ -118,7 +118,8 @@ def test_a_link_past_max_active_had_no_views_read_so_they_are_read_now(
         context = tight.contexts[link.context]
         with journal_store.transaction() as tx:
             return tuple(
-                read_view(tx.connection, ref, link.entity, limit=20) for ref in context.data
+                read_view(tx.connection, ref, link.entity, limit=20, timeout_ms=2000)
+                for ref in context.data
             )
 
     report = what_if(

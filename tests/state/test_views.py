@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, text
 
+from keel.brain.constitution import DEFAULT_STATE_READ_TIMEOUT_MS as TIMEOUT_MS
 from keel.brain.specs import ViewRef
 from keel.state.views import UNREADABLE, read_view
 
@@ -17,9 +18,15 @@ def test_a_view_that_cannot_be_read_leaves_the_transaction_usable(
         conn.execute(text("INSERT INTO card VALUES ('T-1', 'first'), ('T-2', 'second')"))
     with engine.connect() as conn, conn.begin():
         conn.execute(text("CREATE TABLE written (x INTEGER)"))
-        missing = read_view(conn, ViewRef(view="no_such_view"), None, limit=5)
-        bad_by = read_view(conn, ViewRef(view="card", by="ticket_no"), "T-1", limit=5)
-        good = read_view(conn, ViewRef(view="card", by="ticket_id"), "T-1", limit=5)
+        missing = read_view(
+            conn, ViewRef(view="no_such_view"), None, limit=5, timeout_ms=TIMEOUT_MS
+        )
+        bad_by = read_view(
+            conn, ViewRef(view="card", by="ticket_no"), "T-1", limit=5, timeout_ms=TIMEOUT_MS
+        )
+        good = read_view(
+            conn, ViewRef(view="card", by="ticket_id"), "T-1", limit=5, timeout_ms=TIMEOUT_MS
+        )
         conn.execute(text("INSERT INTO written VALUES (1)"))
     assert missing.problem == UNREADABLE, "what the database said stays out of the model's input"
     assert any("no_such_view" in r.getMessage() for r in caplog.records), "it goes to the log"
@@ -35,7 +42,11 @@ def test_the_key_is_a_bound_parameter_and_names_are_quoted(engine: Engine) -> No
         conn.execute(text("""INSERT INTO "odd name" VALUES ('a''; DROP TABLE x; --', 'ok')"""))
     with engine.connect() as conn, conn.begin():
         rows = read_view(
-            conn, ViewRef(view="odd name", by="the key"), "a'; DROP TABLE x; --", limit=5
+            conn,
+            ViewRef(view="odd name", by="the key"),
+            "a'; DROP TABLE x; --",
+            limit=5,
+            timeout_ms=TIMEOUT_MS,
         )
     assert rows.rows == (("a'; DROP TABLE x; --", "ok"),)
 
@@ -46,5 +57,5 @@ def test_the_total_counts_rows_past_the_limit(engine: Engine) -> None:
         for n in range(12):
             conn.execute(text("INSERT INTO many VALUES (:n)"), {"n": n})
     with engine.connect() as conn:
-        rows = read_view(conn, ViewRef(view="many"), None, limit=5)
+        rows = read_view(conn, ViewRef(view="many"), None, limit=5, timeout_ms=TIMEOUT_MS)
     assert (len(rows.rows), rows.total) == (5, 12)

@@ -70,7 +70,6 @@ from keel.runtime.models import ModelClient
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.state.schema import read_schema
-from keel.state.views import read_view
 from keel.store.journal_values import TurnJournal
 from keel.store.listing import LoggedMessage
 from keel.store.run_values import CardRow
@@ -78,6 +77,7 @@ from keel.store.store import Store
 from keel.tokens import Estimator, TokenCounter
 from keel.tools import TOOLS, Registry, origin_of, record_send
 from keel.turn.assembly import prepare_and_assemble
+from keel.turn.blocks import read_link_views
 from keel.turn.prepare import read_history
 from keel.turn.prepared import PreparedTurn, Session
 
@@ -372,10 +372,7 @@ class Engine:
             rows = turn_knobs(after.roles[journal.role], after.manifest).rows
             tenant = tenant_of(after, journal.pins)
             with store.transaction() as tx:
-                return tuple(
-                    read_view(tx.connection, ref, link.entity, limit=rows, tenant=tenant)
-                    for ref in context.data
-                )
+                return read_link_views(after, link, tx.connection, rows, tenant)
 
         def fit_after(journal: TurnJournal, fitted: Fitted) -> Fit:
             with store.transaction() as tx:

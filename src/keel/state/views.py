@@ -10,15 +10,32 @@ savepoint, so a view's definition can never be out of date here.
 
 A view that cannot be read shows the model one plain line; what the database said goes to
 the `keel.state` log, never into the model's input.
+
+Every read has a deadline, MANIFEST `state.readTimeoutMs`, that covers all its queries
+(the columns, the rows, the count): a view that never ends — a recursive query without a
+stop, whose first rows come at once but whose count never does — or one that is merely
+very slow is stopped by the database and shows the model a stub of its own, and the turn
+goes on. The bound is set for the read alone, never for the turn around it:
+
+- SQLite: a progress handler on the connection, installed for the read and removed after;
+- PostgreSQL: `statement_timeout`, set with SET LOCAL inside the read's savepoint before
+  each query, to what is left of the deadline. SET LOCAL outlives a savepoint that is
+  released (it lasts until the transaction ends), and is undone only when the savepoint
+  is rolled back — so a read always rolls its savepoint back: it has nothing to keep.
 """
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Iterable
+from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, CursorResult, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import ViewRef
 from keel.budget.rows import ViewRows
 from keel.link.values import Tenant
@@ -26,6 +43,26 @@ from keel.log import logger, shown
 
 LOG = logger("state")
 UNREADABLE = "could not be read (the log says why)"
+# SQLite's virtual machine steps between two looks at the clock: a few microseconds' work.
+_STEPS = 1000
+# PostgreSQL's SQLSTATE for a statement cancelled (here: by statement_timeout).
+_CANCELLED = "57014"
+
+
+def too_slow(timeout_ms: int) -> str:
+    """What the model sees for a view whose read passed its deadline."""
+    return f"took longer than state.readTimeoutMs ({timeout_ms} ms) — not read this turn"
+
+
+def late_warnings(views: Iterable[ViewRows], timeout_ms: int) -> tuple[str, ...]:
+    """A warning for the turn for each view that passed its deadline: which, and the fix."""
+    return tuple(
+        f"view '{rows.view}' took longer than state.readTimeoutMs ({timeout_ms} ms) and shows "
+        "as a stub — make it end sooner (a recursive query needs a stop, a filter an index), "
+        f"or raise state.readTimeoutMs in {MANIFEST_PATH}"
+        for rows in views
+        if rows.problem == too_slow(timeout_ms)
+    )
 
 
 def read_view(
@@ -34,13 +71,15 @@ def read_view(
     entity: str | None,
     *,
     limit: int,
+    timeout_ms: int,
     tenant: Tenant | None = None,
 ) -> ViewRows:
     """Up to `limit` rows of a view (filtered by the key for a `by` view, and to the room's
-    tenant), and how many it holds in all.
+    tenant), and how many it holds in all — read within `timeout_ms`.
 
-    The queries run in a savepoint, so a view that fails (a missing table, a bad column)
-    is undone alone and leaves the caller's transaction usable.
+    The queries run in a savepoint that is rolled back afterwards, so a view that fails (a
+    missing table, a bad column) or runs out of time is undone alone, and leaves the
+    caller's transaction usable and as it was.
     """
     if ref.by is not None and entity is None:
         return ViewRows(
@@ -50,44 +89,101 @@ def read_view(
         )
     if limit <= 0:
         return ViewRows(view=ref.view, by=ref.by, problem="rows are switched off (state.rows is 0)")
+    deadline = _Deadline(connection, timeout_ms)
+    savepoint = connection.begin_nested()
     try:
-        with connection.begin_nested():
-            return _read(connection, ref, entity, limit, tenant)
+        with deadline:
+            return _read(deadline, ref, entity, limit, tenant)
     except SQLAlchemyError as exc:
+        if deadline.stopped(exc):
+            LOG.warning(
+                "view %s took longer than state.readTimeoutMs (%d ms): its read was stopped",
+                shown(ref.view),
+                timeout_ms,
+            )
+            return ViewRows(view=ref.view, by=ref.by, problem=too_slow(timeout_ms))
         orig = getattr(exc, "orig", None)
         LOG.warning("view %s could not be read: %s", shown(ref.view), shown(str(orig or exc)))
         return ViewRows(view=ref.view, by=ref.by, problem=UNREADABLE)
+    finally:
+        savepoint.rollback()
+
+
+class _Deadline:
+    """One read's deadline, set on its connection while the read runs (see the module)."""
+
+    def __init__(self, connection: Connection, timeout_ms: int) -> None:
+        self.connection = connection
+        self._dialect = connection.dialect.name
+        self._end = time.monotonic() + timeout_ms / 1000
+        self._passed = False
+
+    def __enter__(self) -> _Deadline:
+        if self._dialect == "sqlite":
+            self._driver().set_progress_handler(self._check, _STEPS)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._dialect == "sqlite":
+            self._driver().set_progress_handler(None, 0)
+
+    def execute(self, sql: str, params: dict[str, Any]) -> CursorResult[Any]:
+        """Run one of the read's queries with what is left of the deadline."""
+        if self._dialect == "postgresql":
+            left = max(1, math.ceil((self._end - time.monotonic()) * 1000))
+            self.connection.execute(
+                text("SELECT set_config('statement_timeout', :left, true)"), {"left": str(left)}
+            )
+        return self.connection.execute(text(sql), params)
+
+    def stopped(self, exc: SQLAlchemyError) -> bool:
+        """Whether `exc` is the database stopping the read at its deadline."""
+        return self._passed or getattr(getattr(exc, "orig", None), "sqlstate", None) == _CANCELLED
+
+    def _check(self) -> int:
+        # SQLite calls this every _STEPS steps of a query; non-zero interrupts the query.
+        if time.monotonic() < self._end:
+            return 0
+        self._passed = True
+        return 1
+
+    def _driver(self) -> Any:
+        return self.connection.connection.dbapi_connection
 
 
 def _read(
-    connection: Connection, ref: ViewRef, entity: str | None, limit: int, tenant: Tenant | None
+    deadline: _Deadline, ref: ViewRef, entity: str | None, limit: int, tenant: Tenant | None
 ) -> ViewRows:
-    quote = connection.dialect.identifier_preparer.quote
+    quote = deadline.connection.dialect.identifier_preparer.quote
     source = quote(ref.view)
     conditions: list[str] = []
     params: dict[str, Any] = {}
     if ref.by is not None:
         conditions.append(f"{quote(ref.by)} = :key")
         params["key"] = entity
-    if tenant is not None and tenant.column in _columns(connection, source):
+    if tenant is not None and tenant.column in _columns(deadline, source):
         if tenant.key is None:
             conditions.append("1 = 0")  # pinned to no tenant: no tenant's rows belong here
         else:
             conditions.append(f"{quote(tenant.column)} = :tenant")
             params["tenant"] = tenant.key
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    result = connection.execute(
-        text(f"SELECT * FROM {source}{where} LIMIT :limit"), {**params, "limit": limit}
+    result = deadline.execute(
+        f"SELECT * FROM {source}{where} LIMIT :limit", {**params, "limit": limit}
     )
     columns = tuple(result.keys())
     rows = tuple(tuple(row) for row in result.fetchall())
     total = len(rows)
     if total == limit:
-        counted = connection.execute(text(f"SELECT COUNT(*) FROM {source}{where}"), params)
-        total = int(counted.scalar_one())
+        total = int(deadline.execute(f"SELECT COUNT(*) FROM {source}{where}", params).scalar_one())
     return ViewRows(view=ref.view, by=ref.by, columns=columns, rows=rows, total=total)
 
 
-def _columns(connection: Connection, source: str) -> tuple[str, ...]:
+def _columns(deadline: _Deadline, source: str) -> tuple[str, ...]:
     """The view's columns, from the database as it is now (one query that reads no row)."""
-    return tuple(connection.execute(text(f"SELECT * FROM {source} WHERE 1 = 0")).keys())
+    return tuple(deadline.execute(f"SELECT * FROM {source} WHERE 1 = 0", {}).keys())

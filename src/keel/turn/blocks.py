@@ -33,10 +33,13 @@ def read_link_views(
     brain: Brain, link: Link, reader: Connection, rows: int, tenant: Tenant | None = None
 ) -> tuple[ViewRows, ...]:
     """A linked context's views as they are now, filtered by the link's key where `by`,
-    and to the room's tenant where a view has the tenant's column."""
+    and to the room's tenant where a view has the tenant's column; each read within
+    `state.readTimeoutMs`."""
     context = brain.contexts[link.context]
+    timeout_ms = brain.manifest.state_read_timeout_ms
     return tuple(
-        read_view(reader, ref, link.entity, limit=rows, tenant=tenant) for ref in context.data
+        read_view(reader, ref, link.entity, limit=rows, timeout_ms=timeout_ms, tenant=tenant)
+        for ref in context.data
     )
 
 

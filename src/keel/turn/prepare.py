@@ -37,10 +37,10 @@ from keel.link.gather import link_turn, resolve_role
 from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
-from keel.state.views import read_view
+from keel.state.views import late_warnings, read_view
 from keel.store import Tx
 from keel.store.store import Store
-from keel.turn.blocks import fit_read
+from keel.turn.blocks import ViewsRead, fit_read
 from keel.turn.code import Asked, Rendered, ask, journaled, render
 from keel.turn.journal import journal_of
 from keel.turn.ledger import ledger_entries
@@ -136,7 +136,7 @@ def _prepare(
         refused=result.refused,
         catalog=catalog(brain, role),
         pins=result.pins,
-        log=(*result.log, *asked.warnings, *rendered.warnings),
+        log=(*result.log, *asked.warnings, *rendered.warnings, *_late(brain, read, renders)),
         engage=asked.engage,
         renders=renders,
         history=history,
@@ -188,11 +188,25 @@ def _renders(brain: Brain, role: RoleSpec, tx: Tx, tenant: Tenant | None) -> tup
     """The role's own state views, those no context claims (a claimed view travels with it),
     filtered to the room's tenant like every other view read in the room."""
     rows = turn_knobs(role, brain.manifest).rows
+    timeout_ms = brain.manifest.state_read_timeout_ms
     return tuple(
-        read_view(tx.connection, ViewRef(view=view), None, limit=rows, tenant=tenant)
+        read_view(
+            tx.connection,
+            ViewRef(view=view),
+            None,
+            limit=rows,
+            timeout_ms=timeout_ms,
+            tenant=tenant,
+        )
         for view in role.state
         if view not in brain.claimed_views
     )
+
+
+def _late(brain: Brain, read: ViewsRead, renders: tuple[ViewRows, ...]) -> tuple[str, ...]:
+    """A warning for each view the turn read that ran out of time, and so is a stub."""
+    views = (*(rows for link_views in read.values() for rows in link_views), *renders)
+    return late_warnings(views, brain.manifest.state_read_timeout_ms)
 
 
 def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
