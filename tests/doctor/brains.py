@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from keel.brain import load_brain
+from sqlalchemy import Connection
+
+from keel.brain import Brain, load_brain
 from keel.code.probe import code_files
 from keel.code.runner import CodeRunner
 from keel.doctor import Finding, Report, run_doctor
 from keel.state.database import connect
-from keel.state.schema import read_schema
+from keel.state.schema import Schema, read_schema
 
 ROLE = "features/desk/support.agent.md"
 TICKET = "features/desk/ticket.context.md"
@@ -66,16 +69,36 @@ def doctor(
     *,
     database: bool = True,
     db_note: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Report:
-    """Run doctor on the clean brain with `changes` (a None value deletes that file)."""
+    """Run doctor on the clean brain with `changes` (a None value deletes that file), on an
+    in-memory database that holds its state (none with `database=False`); `clock` times
+    the views doctor reads."""
     merged: dict[str, str | None] = {**CLEAN, **(changes or {})}
     files: dict[str, str | bytes] = {p: t for p, t in merged.items() if t is not None}
     brain = load_brain(write_brain(files))
-    schema = read_schema(connect("sqlite://", brain)) if database else None
+    if not database:
+        return _run(brain, schema=None, reader=None, db_note=db_note, clock=clock)
+    engine = connect("sqlite://", brain)
+    schema = read_schema(engine)
+    with engine.connect() as reader:
+        return _run(brain, schema=schema, reader=reader, db_note=db_note, clock=clock)
+
+
+def _run(
+    brain: Brain,
+    *,
+    schema: Schema | None,
+    reader: Connection | None,
+    db_note: str | None,
+    clock: Callable[[], float],
+) -> Report:
     if not code_files(brain):
-        return run_doctor(brain, schema=schema, db_note=db_note)
+        return run_doctor(brain, schema=schema, db_note=db_note, reader=reader, clock=clock)
     with CodeRunner(brain.root) as runner:
-        return run_doctor(brain, schema=schema, db_note=db_note, runner=runner)
+        return run_doctor(
+            brain, schema=schema, db_note=db_note, runner=runner, reader=reader, clock=clock
+        )
 
 
 def of(report: Report, check: str) -> list[Finding]:

@@ -49,11 +49,14 @@ EXPECTED = {
 }
 NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
-# view.unchecked needs an unreachable database, context.stubbed recorded turns, and
-# tenancy.global-views a tenancy that works (each has tests of its own).
+# view.unchecked needs an unreachable database, context.stubbed recorded turns,
+# tenancy.global-views a tenancy that works, and view.timeout and view.slow a view that
+# takes its time, which would hold up every check of this brain (each has tests of its own).
 NOT_SHOWN = {
     "access.file",
     "view.unchecked",
+    "view.timeout",
+    "view.slow",
     "context.stubbed",
     "tenancy.global-views",
     "code.unloaded",  # doctor without a code runner

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Connection, Engine, text
 
 from keel.brain.specs import ViewRef
-from keel.state.views import read_view, too_slow
+from keel.state.views import read_view, timed_read, too_slow
 from tests.state.guard import guarded
 
 # Counts up for ever: with LIMIT its first rows come at once, but counting them never ends.
@@ -90,3 +90,38 @@ def test_a_view_inside_its_deadline_reads_whole(engine: Engine) -> None:
     with engine.connect() as conn:
         rows = read_view(conn, ViewRef(view="card"), None, limit=1, timeout_ms=60_000)
     assert (rows.problem, rows.rows, rows.total) == (None, (("T-1", "first"),), 2)
+
+
+def test_doctor_reads_a_by_view_with_a_key_it_holds_and_times_it(engine: Engine) -> None:
+    _setup(engine)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE empty_card (ticket_id TEXT)"))
+    looks = iter([10.0, 10.25, 20.0, 20.0])
+    with engine.connect() as conn:
+        card, seconds = timed_read(
+            conn,
+            ViewRef(view="card", by="ticket_id"),
+            limit=5,
+            timeout_ms=60_000,
+            clock=looks.__next__,
+        )
+        empty, _ = timed_read(
+            conn,
+            ViewRef(view="empty_card", by="ticket_id"),
+            limit=5,
+            timeout_ms=60_000,
+            clock=looks.__next__,
+        )
+    assert seconds == 0.25
+    assert card.problem is None
+    assert card.total == 1, "one key's rows, as a turn reads them"
+    assert (empty.problem, empty.total) == (None, 0)
+
+
+def test_doctor_times_a_by_view_that_never_ends_to_its_deadline(engine: Engine) -> None:
+    _setup(engine)
+    with guarded(engine), engine.connect() as conn:
+        rows, _ = timed_read(
+            conn, ViewRef(view="forever", by="i"), limit=5, timeout_ms=MS, clock=time.monotonic
+        )
+    assert rows.problem == too_slow(MS)

@@ -15,6 +15,7 @@ from keel.link.values import Conversation, TurnRequest
 from keel.runtime.engine import Engine
 from keel.tools import CHECK_CAPABILITY, CODING_TOOLS, DOCTOR_CHECK, doctor_check
 from tests.runtime.driver import copy_reference
+from tests.state.guard import guarded
 
 BROKEN = Path(__file__).parents[2] / "examples" / "broken"
 NOW = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
@@ -77,3 +78,21 @@ def test_a_catalog_it_cannot_read_is_said_in_the_report(
         encoding="utf-8",
     )
     assert "cannot read the tables and views of the test database" in check(brain, "auditor")
+
+
+def test_a_view_that_never_ends_is_in_the_report_and_the_check_ends(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    (brain / "state" / "900_forever.sql").write_text(
+        "CREATE VIEW forever AS WITH RECURSIVE n(i) AS "
+        "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n;\n",
+        encoding="utf-8",
+    )
+    (brain / "features" / "agency" / "auditor.agent.md").write_text(
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n"
+        "state: [forever]\n---\nCheck.\n",
+        encoding="utf-8",
+    )
+    request = TurnRequest(conversation=Conversation(bot="cli", chat="cli"), now=NOW, role="auditor")
+    with Engine(brain, tools=CODING_TOOLS, watch=False) as engine, guarded(engine.database):
+        text = engine.call(request, "doctor_check", {})
+    assert "view 'forever' did not finish within state.readTimeoutMs (2000 ms)" in text

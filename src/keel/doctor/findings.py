@@ -52,6 +52,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "view.missing": ("Feature contexts", "fail"),
     "view.by-column": ("Feature contexts", "fail"),
     "view.unchecked": ("Feature contexts", "note"),
+    "view.timeout": ("Feature contexts", "warn"),
+    "view.slow": ("Feature contexts", "warn"),
     "role.unknown-context": ("Feature contexts", "warn"),
     "role.no-open": ("Feature contexts", "warn"),
     "view.by-unkeyed": ("Feature contexts", "warn"),

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
+from sqlalchemy import Connection
+
 from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
 from keel.doctor import access, code, contexts, entities, roles, tenancy, views
@@ -17,6 +22,8 @@ def run_doctor(
     db_note: str | None = None,
     runner: CodeRunner | None = None,
     probe: bool = False,
+    reader: Connection | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Report:
     """Check a loaded brain and return what is wrong with it.
 
@@ -24,10 +31,13 @@ def run_doctor(
     then the view checks say they did not look, and why (`db_note`). `runner` is the runner
     that loads the brain's code files, each in a worker within its timeout, as a turn
     would; without one, a brain that has code gets a note that it was not loaded. `probe`
-    also calls each match, gate and chat policy once on a sample. Apart from that and
-    re-reading frontmatter for line numbers, this reads nothing and writes nothing.
+    also calls each match, gate and chat policy once on a sample. `reader`, a connection
+    to that database, lets the view checks read each view a turn reads, as a turn does and
+    within `state.readTimeoutMs`, timed by `clock` (seconds); without one they only check
+    names. Apart from that and re-reading frontmatter for line numbers, this reads nothing
+    and writes nothing (a view's read is rolled back).
     """
-    scope = Scope(brain, schema, db_note, runner=runner, probe=probe)
+    scope = Scope(brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock)
     findings: list[Finding] = []
     for module in (entities, code, access, tenancy, contexts, views, roles):
         findings.extend(module.check(scope))

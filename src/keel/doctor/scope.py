@@ -8,11 +8,14 @@ since the load just gives no line.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import Connection
 
 from keel.brain.document import decode, locate, parse_yaml, split
 from keel.brain.problems import suggest
@@ -104,12 +107,16 @@ class Scope:
         *,
         runner: CodeRunner | None = None,
         probe: bool = False,
+        reader: Connection | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.brain = brain
         self.schema = schema
         self.db_note = db_note
         self.runner = runner
         self.probe = probe
+        self.reader = reader
+        self.clock = clock
         self.lines = Lines(brain.root)
         reached: dict[str, list[EntitySpec]] = defaultdict(list)
         keyed: set[str] = set()

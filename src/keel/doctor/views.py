@@ -1,7 +1,11 @@
-"""Views a context carries: shared, missing, a `by` column the view lacks, a key that never comes.
+"""Views a context carries: shared, missing, a `by` column the view lacks, a key that never
+comes, and each view a turn reads that is too slow to read.
 
 The name checks need the database's schema; without one, a single note says they did not
-look and why, rather than passing in silence.
+look and why, rather than passing in silence. With a connection as well, each view a turn
+may read — a context's `data:`, a role's `state:` — that the database has is read once as
+a turn reads it, within `state.readTimeoutMs`, and timed: one past the deadline would be a
+stub on every turn, one over half of it is close to becoming one.
 """
 
 from __future__ import annotations
@@ -9,10 +13,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
-from keel.brain.specs import ContextSpec, WhenWord
+from keel.brain.files import MANIFEST_PATH
+from keel.brain.specs import ContextSpec, ViewRef, WhenWord
 from keel.doctor.findings import Finding, found
-from keel.doctor.scope import Scope, is_view, maybe, quoted
+from keel.doctor.scope import Scope, is_view, is_word, maybe, quoted
 from keel.state.scripts import views_defined
+from keel.state.views import timed_read, too_slow
 
 # Links that carry an entity key whatever else is true: a chat binding, a reply to a keyed
 # post, an open that names the key.
@@ -23,6 +29,7 @@ def check(scope: Scope) -> Iterator[Finding]:
     yield from _shared(scope)
     yield from _against_schema(scope)
     yield from _by_entries(scope)
+    yield from _timed(scope)
 
 
 def _shared(scope: Scope) -> Iterator[Finding]:
@@ -149,3 +156,66 @@ def _names_a_key(scope: Scope, context: ContextSpec) -> bool:
         entity.code_path is not None and entity.kind in ("hook", "scenario")
         for entity in scope.reached.get(context.id, ())
     )
+
+
+def _timed(scope: Scope) -> Iterator[Finding]:
+    reader = scope.reader
+    if reader is None:
+        return
+    manifest = scope.brain.manifest
+    timeout_ms = manifest.state_read_timeout_ms
+    fix = (
+        "make it end sooner (a recursive query needs a stop, a filter an index), or raise "
+        f"state.readTimeoutMs in {manifest.path or MANIFEST_PATH}"
+    )
+    for ref, path, line in _read_by_turns(scope):
+        rows, seconds = timed_read(
+            reader, ref, limit=manifest.state_rows, timeout_ms=timeout_ms, clock=scope.clock
+        )
+        took_ms = round(seconds * 1000)
+        if rows.problem == too_slow(timeout_ms):
+            yield found(
+                "view.timeout",
+                f"view '{ref.view}'",
+                f"view '{ref.view}' did not finish within state.readTimeoutMs ({timeout_ms} ms) "
+                "when doctor read it as a turn does — every turn that reads it shows a stub "
+                f"instead of its rows; {fix}",
+                file=path,
+                line=line,
+            )
+        elif rows.problem is None and took_ms * 2 > timeout_ms:
+            yield found(
+                "view.slow",
+                f"view '{ref.view}'",
+                f"view '{ref.view}' took {took_ms:,} ms to read, over half of "
+                f"state.readTimeoutMs ({timeout_ms} ms) — under more load it may pass it, and "
+                f"then turns show a stub instead of its rows; {fix}",
+                file=path,
+                line=line,
+            )
+
+
+def _read_by_turns(scope: Scope) -> Iterator[tuple[ViewRef, str, int | None]]:
+    """Each view a turn may read that the database has (with its `by` column), once, with
+    the file and line of the first context or role that carries it."""
+    schema = scope.schema
+    if schema is None:
+        return
+    seen: set[ViewRef] = set()
+    brain = scope.brain
+    for ident in sorted(brain.contexts):
+        context = brain.contexts[ident]
+        for ref in context.data:
+            readable = schema.has(ref.view) and (
+                ref.by is None or ref.by in schema.columns(ref.view)
+            )
+            if readable and ref not in seen:
+                seen.add(ref)
+                yield ref, context.path, scope.lines.item(context.path, "data", is_view(ref.view))
+    for ident in sorted(brain.roles):
+        role = brain.roles[ident]
+        for view in role.state:
+            ref = ViewRef(view=view)
+            if schema.has(view) and view not in brain.claimed_views and ref not in seen:
+                seen.add(ref)
+                yield ref, role.path, scope.lines.item(role.path, "state", is_word(view))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -438,15 +439,19 @@ class Engine:
     # -- the brain itself --------------------------------------------------------------
 
     def doctor(self, *, now: datetime | None = None, probe: bool = False) -> Report:
-        """Check the brain; the view checks need the database, and say so when it is out
-        of reach. A database that holds turns adds the context-stubbed finding for the last
-        seven days (`now` is the clock; it never migrates)."""
+        """Check the brain; the view checks need the database (they read each view as a
+        turn would), and say so when it is out of reach. A database that holds turns adds
+        the context-stubbed finding for the last seven days (`now` is the clock; it never
+        migrates)."""
         brain = self.brain
         try:
             schema, note = read_schema(self.database), None
         except StoreError as exc:
             schema, note = None, str(exc)
-        report = run_doctor(brain, schema=schema, db_note=note, runner=self.code, probe=probe)
+        with self.database.connect() if schema is not None else nullcontext() as reader:
+            report = run_doctor(
+                brain, schema=schema, db_note=note, runner=self.code, probe=probe, reader=reader
+            )
         if schema is None or not schema.has("keel_ledger"):
             return report
         moment = now or datetime.now(UTC)

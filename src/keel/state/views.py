@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
@@ -88,12 +88,59 @@ def read_view(
             problem=f"no entity key on this link: the view shows one entity's rows ({ref.by})",
         )
     if limit <= 0:
-        return ViewRows(view=ref.view, by=ref.by, problem="rows are switched off (state.rows is 0)")
+        return _rows_off(ref)
+    return _within(connection, ref, timeout_ms, lambda d: _read(d, ref, entity, limit, tenant))
+
+
+def timed_read(
+    connection: Connection,
+    ref: ViewRef,
+    *,
+    limit: int,
+    timeout_ms: int,
+    clock: Callable[[], float],
+) -> tuple[ViewRows, float]:
+    """A view read as a turn reads it, within `timeout_ms`, and how long it took in seconds
+    by `clock` — for doctor, which has no turn and so no key.
+
+    A `by` view is read with a key it holds (the first one it gives), so the database
+    takes the path a real key takes; finding that key counts in the time and the deadline.
+    """
+    if limit <= 0:
+        return _rows_off(ref), 0.0
+
+    def read(deadline: _Deadline) -> ViewRows:
+        key: Any = None
+        if ref.by is not None:
+            quote = connection.dialect.identifier_preparer.quote
+            column, source = quote(ref.by), quote(ref.view)
+            first = deadline.execute(
+                f"SELECT {column} FROM {source} WHERE {column} IS NOT NULL LIMIT 1", {}
+            ).first()
+            if first is None:
+                return ViewRows(view=ref.view, by=ref.by)  # no key: what a turn reads is empty
+            key = first[0]
+        return _read(deadline, ref, key, limit, None)
+
+    start = clock()
+    rows = _within(connection, ref, timeout_ms, read)
+    return rows, clock() - start
+
+
+def _rows_off(ref: ViewRef) -> ViewRows:
+    return ViewRows(view=ref.view, by=ref.by, problem="rows are switched off (state.rows is 0)")
+
+
+def _within(
+    connection: Connection, ref: ViewRef, timeout_ms: int, read: Callable[[_Deadline], ViewRows]
+) -> ViewRows:
+    """`read` run in a savepoint, rolled back afterwards, within the deadline; a stub when
+    the database stops it at the deadline or cannot run it."""
     deadline = _Deadline(connection, timeout_ms)
     savepoint = connection.begin_nested()
     try:
         with deadline:
-            return _read(deadline, ref, entity, limit, tenant)
+            return read(deadline)
     except SQLAlchemyError as exc:
         if deadline.stopped(exc):
             LOG.warning(
@@ -157,7 +204,7 @@ class _Deadline:
 
 
 def _read(
-    deadline: _Deadline, ref: ViewRef, entity: str | None, limit: int, tenant: Tenant | None
+    deadline: _Deadline, ref: ViewRef, entity: object, limit: int, tenant: Tenant | None
 ) -> ViewRows:
     quote = deadline.connection.dialect.identifier_preparer.quote
     source = quote(ref.view)

@@ -34,7 +34,8 @@ def check_brain(brain: Brain, tx: Tx, runner: CodeRunner | None = None) -> str:
         schema, note = read_schema(tx.connection.engine), None
     except StoreError as exc:
         schema, note = None, str(exc)
-    report = run_doctor(brain, schema=schema, db_note=note, runner=runner)
+    reader = tx.connection if schema is not None else None
+    report = run_doctor(brain, schema=schema, db_note=note, runner=runner, reader=reader)
     out = io.StringIO()
     console = Console(file=out, width=_WIDTH, color_system=None, highlight=False, soft_wrap=True)
     render(report, console)
