@@ -48,6 +48,12 @@ MAX_CHAT_ID_CHARS = 256
 # A bot's name where a caller names it (access.yaml's bot names are ids: 128).
 MAX_BOT_CHARS = 128
 
+# -- brain code's answers -------------------------------------------------------------------
+
+# Sections one `render` may return. Each costs Keel's process a check and a place in the
+# block; a render past this many fails closed, like any answer of the wrong shape.
+MAX_RENDER_SECTIONS = 64
+
 
 # -- numeric settings ---------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from keel.brain.limits import MAX_ENTITY_CHARS
+from keel.brain.limits import MAX_ENTITY_CHARS, MAX_RENDER_SECTIONS
 from keel.brain.problems import did_you_mean
 from keel.brain.specs import ReachEntry
 from keel.code.values import (
@@ -217,7 +217,14 @@ def _sections(call: RenderCall, value: Any) -> tuple[Section, ...]:
             f"render returned {described(value)} — return a list of sections, "
             "[{'key': 'name', 'text': '...'}] ([] for none)"
         )
+    if len(value) > MAX_RENDER_SECTIONS:
+        raise _Wrong(
+            f"render returned {len(value):,} sections, more than the limit of "
+            f"{MAX_RENDER_SECTIONS} (docs/limits.md) — return fewer: join small ones into one "
+            "section's text"
+        )
     sections: list[Section] = []
+    keys: set[str] = set()
     # Counted from 1, as a person counts the items of a list.
     for index, item in enumerate(value, start=1):
         if not isinstance(item, dict) or set(item) != {"key", "text"}:
@@ -226,14 +233,15 @@ def _sections(call: RenderCall, value: Any) -> tuple[Section, ...]:
                 "{'key': 'name', 'text': '...'} and nothing else"
             )
         key, text = item["key"], item["text"]
-        _key(call, key, sections)
+        _key(call, key, keys)
         if not isinstance(text, str):
             raise _Wrong(f"render's section {key!r} has text {described(text)} — text is a str")
+        keys.add(key)
         sections.append(Section(key=key, text=text))
     return tuple(sections)
 
 
-def _key(call: RenderCall, key: Any, before: list[Section]) -> None:
+def _key(call: RenderCall, key: Any, before: set[str]) -> None:
     if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_CHARS:
         size = f"of {len(key)} characters" if isinstance(key, str) else described(key)
         raise _Wrong(
@@ -255,7 +263,7 @@ def _key(call: RenderCall, key: Any, before: list[Section]) -> None:
             f"render returned the section key {key!r}, which is one of the context's views — "
             "name the section otherwise"
         )
-    if any(s.key == key for s in before):
+    if key in before:
         raise _Wrong(f"render returned the section key {key!r} twice — each key once")
 
 
