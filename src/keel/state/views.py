@@ -18,10 +18,11 @@ very slow is stopped by the database and shows the model a stub of its own, and 
 goes on. The bound is set for the read alone, never for the turn around it:
 
 - SQLite: a progress handler on the connection, installed for the read and removed after;
-- PostgreSQL: `statement_timeout`, set with SET LOCAL inside the read's savepoint before
-  each query, to what is left of the deadline. SET LOCAL outlives a savepoint that is
-  released (it lasts until the transaction ends), and is undone only when the savepoint
-  is rolled back — so a read always rolls its savepoint back: it has nothing to keep.
+- PostgreSQL: `statement_timeout`, set locally (`set_config(..., true)`, which is SET
+  LOCAL) inside the read's savepoint before each query, to what is left of the deadline.
+  SET LOCAL outlives a savepoint that is released (it lasts until the transaction ends),
+  and is undone only when the savepoint is rolled back — so a read always rolls its
+  savepoint back: it has nothing to keep.
 """
 
 from __future__ import annotations
