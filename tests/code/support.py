@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
+from types import FrameType
+
+import pytest
 
 from keel.code import MatchCall, TurnView
 
 # Short, so a hang costs a test little; long enough for a busy machine to run a quick call.
 SHORT_MS = 300
+# Far above what a guarded block takes; only one that does not end in sight trips it.
+GUARD_S = 30
 _names = count()
 
 
@@ -62,3 +70,20 @@ def open_fds() -> int:
 
 def threads() -> int:
     return threading.active_count()
+
+
+@contextmanager
+def guarded(seconds: int = GUARD_S) -> Iterator[None]:
+    """Fail the test, instead of hanging the suite, when the block runs past `seconds`
+    (an alarm in the main thread: it stops Python code that loops as well as a wait)."""
+
+    def trip(_signum: int, _frame: FrameType | None) -> None:
+        pytest.fail(f"still running after {seconds} s: the guard stopped it")
+
+    previous = signal.signal(signal.SIGALRM, trip)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

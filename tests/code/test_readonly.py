@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 from keel.brain import Brain
 from keel.code import CodeRunner, RenderCall, Section
 from keel.code.readonly import ReadOnly, source_for
-from tests.code.support import write_code
+from tests.code.support import SHORT_MS, guarded, write_code
 
 PATH = "features/support/who.context.py"
 READS = """\
@@ -158,3 +158,33 @@ def test_a_query_without_a_database_says_why() -> None:
     ):
         call.query("SELECT 1")
     call.close()
+
+
+ENDLESS = """\
+from keel.code import define_context
+
+
+def render(entity, ctx):
+    ctx.query(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT COUNT(*) FROM n"
+    )
+    return []
+
+
+context = define_context(render=render)
+"""
+
+
+@pytest.mark.usefixtures("reference_store")
+def test_a_query_that_never_ends_is_stopped_at_the_code_timeout(
+    reference_brain: Brain, database_url: str
+) -> None:
+    """`ctx.query` does not go through the views' reader: its bound is the call's own."""
+    path = write_code(reference_brain.root, ENDLESS, path=PATH)
+    call = RenderCall(context="ticket", path=path, entity="T-481", timeout_ms=SHORT_MS)
+    with guarded(), CodeRunner(reference_brain.root, db_url=database_url, workers=1) as runner:
+        (answer,) = runner.render_all([call])
+    assert answer.failure is not None
+    assert answer.failure.kind == "timeout", answer.failure
+    assert f"render ran past its {SHORT_MS} ms timeout" in answer.failure.reason
+    assert answer.sections == ()

@@ -3,40 +3,16 @@ line, and they are capped: a render past the cap fails closed like any wrong sha
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
-
-import pytest
 
 from keel.brain.limits import MAX_RENDER_SECTIONS
 from keel.code import CodeRunner
 from keel.code.answers import render_answer
 from keel.code.values import RenderCall, Reply
-from tests.code.support import write_code
+from tests.code.support import guarded, write_code
 
 PATH = "features/desk/ticket.context.py"
 MANY = 100_000
-# Far above what the checks take; only a check that does not end in sight trips it.
-GUARD_S = 30
-
-
-@contextmanager
-def guarded(seconds: int = GUARD_S) -> Iterator[None]:
-    """Fail the test, instead of hanging the suite, when the block runs past `seconds`."""
-
-    def trip(_signum: int, _frame: FrameType | None) -> None:
-        pytest.fail(f"still running after {seconds} s: the guard stopped it")
-
-    previous = signal.signal(signal.SIGALRM, trip)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class Key(str):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, Engine, event
 
-# Far above any bound the guarded tests set (tens of milliseconds), so only a hang trips it.
+# Far above the bounds the guarded tests set (2 s at most), so only a hang trips it.
 GUARD_S = 10.0
 _AGAIN_S = 0.05
 
