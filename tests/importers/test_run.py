@@ -139,7 +139,7 @@ def test_a_context_file_carries_its_source_description_when_and_chars(
     text = (brain / "features/shop/cursor-testing.context.md").read_text(encoding="utf-8")
     assert text == (
         "---\n"
-        "# imported from .cursor/rules/testing.mdc by keel import — edit the source and re-run; "
+        '# imported from ".cursor/rules/testing.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits\n"
         'description: "How tests are written here — naming, fixtures, no network."\n'
         "when: [ask]\n"
@@ -187,7 +187,7 @@ def test_a_skill_names_the_files_beside_it_and_how_to_open_them(shop: Path, brai
 def test_the_generated_code_is_keel_brain_code(shop: Path, brain: Path) -> None:
     run(shop, brain)
     text = (brain / "features/shop/cursor-testing.context.py").read_text(encoding="utf-8")
-    assert text.startswith("# imported from .cursor/rules/testing.mdc by keel import")
+    assert text.startswith('# imported from ".cursor/rules/testing.mdc" by keel import')
     assert (
         "from keel.code import define_context\nfrom keel.importers.globs import GlobSet\n" in text
     )
@@ -270,7 +270,7 @@ def test_a_hand_written_file_in_the_way_is_refused_and_the_rest_imported(
         "features/shop/cursor-api.context.md: not written by keel import, and the context for "
         ".cursor/rules/api.mdc needs its name — left alone, so that rule is not imported; move "
         "the file away (or, if it is an imported file you edited, put back its marker line: "
-        "'# imported from .cursor/rules/api.mdc by keel import — edit the source and re-run; "
+        '\'# imported from ".cursor/rules/api.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits'), then re-run"
     ]
     assert (brain / "features/shop/cursor-api.context.md").read_text(encoding="utf-8") == mine

@@ -253,7 +253,6 @@ class _Import:
                 code,
                 code_text(
                     source=rule.source,
-                    context=ident,
                     tool=rule.tool,
                     dialect=rule.dialect,
                     globs=rule.globs,
