@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -212,3 +213,17 @@ def test_a_folder_name_holding_code_is_imported_as_data(
     assert "Body." in out, "the rule links by its glob, as data"
     # Brain code runs in the brain directory: the canary would be there, or in the cwd.
     assert list(tmp_path.rglob(CANARY)) == []
+
+
+def test_a_feature_folder_linked_out_of_the_brain_exits_2_before_reading(
+    repo: WriteTree, brain: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (brain / "features/repo").symlink_to(elsewhere, target_is_directory=True)
+    source = repo({"CLAUDE.md": "Fixture.\n"})
+    os.mkfifo(source / "AGENTS.md")  # read, it would block: it is not read at all
+    code, out = invoke("import", source, brain)
+    assert code == 2
+    assert "features/repo is a symbolic link out of the brain" in out
+    assert list(elsewhere.iterdir()) == []

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from keel.brain import load_brain
+from keel.brain.limits import MAX_FILE_BYTES
 from keel.brain.scaffold import scaffold_files
 from keel.budget import render_block
 from keel.code import load_context_code
@@ -505,3 +507,26 @@ def test_an_empty_file_in_any_rule_place_is_skipped_with_its_reason(
     assert [(n.path, n.message) for n in report.skipped] == [
         (p, "the file is empty — nothing to import") for p in sorted(places)
     ]
+
+
+def test_a_rule_the_brain_would_refuse_is_skipped_and_its_old_context_removed(
+    repo: WriteTree, brain: Path
+) -> None:
+    source = repo({"CLAUDE.md": "Use pnpm.\n", "AGENTS.md": "Small commits.\n"})
+    run(source, brain, role="coder")
+    # As large as a rule file may be: with its frontmatter, more than a brain file may be.
+    (source / "CLAUDE.md").write_text(("x" * 99 + "\n") * (MAX_FILE_BYTES // 100))
+    report = run(source, brain, role="coder")
+    assert [r.context for r in report.rules] == ["agents-md"]
+    (skip,) = report.skipped
+    assert skip.path == "CLAUDE.md"
+    assert re.fullmatch(
+        r"the brain would refuse features/repo/claude-md\.context\.md made from it \(it would "
+        r"hold [\d,]+ bytes, over the limit of 1,048,576 for a brain file \(docs/limits\.md\) "
+        r"— split the source rule\) — not imported",
+        skip.message,
+    ), skip.message
+    assert report.removed == ("features/repo/claude-md.context.md",)
+    assert report.role is not None
+    assert report.role.dropped == ("claude-md",)
+    assert load_brain(brain).skips == ()

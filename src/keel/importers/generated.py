@@ -29,7 +29,7 @@ from keel.budget import render_block
 from keel.errors import ContentError
 from keel.importers.globs import Dialect
 from keel.importers.quoting import quoted, shown, unquoted
-from keel.importers.rules import TOOL_NAMES, Rule, Tool
+from keel.importers.rules import TOOL_NAMES, Notice, Rule, Tool
 
 WRITTEN = "# written by keel import"
 _OWNER = re.compile(r'^# imported from ("(?:[^"\\]|\\.)*") by keel import(?:\s|$)')
@@ -71,6 +71,29 @@ def block_chars(context: str, instructions: str) -> int:
     )
     assert block is not None, "a block always fits in sys.maxsize characters"
     return block.chars
+
+
+def context_chars(
+    source: str, ident: str, body: str, turn_chars: int
+) -> tuple[int, tuple[Notice, ...]]:
+    """The context's `chars`: its rendered block and a tenth, in hundreds, within
+    `turn_chars`; and a warning for the source when it is large for a turn."""
+    needed = block_chars(ident, body)
+    chars = -(-(needed + max(100, needed // 10)) // 100) * 100
+    if needed > turn_chars:
+        why = (
+            f"{needed:,} characters once rendered, more than a turn's contexts may use "
+            f"together (contexts.turnChars {turn_chars:,}): it is stubbed on every turn — "
+            "split it into smaller rules"
+        )
+        return turn_chars, (Notice(path=source, message=why),)
+    if needed > turn_chars // 2:
+        why = (
+            f"{needed:,} characters once rendered, over half of contexts.turnChars "
+            f"({turn_chars:,}) — it crowds out other contexts; consider splitting it"
+        )
+        return min(chars, turn_chars), (Notice(path=source, message=why),)
+    return min(chars, turn_chars), ()
 
 
 def instructions(rule: Rule, ids: Mapping[str, str]) -> str:
