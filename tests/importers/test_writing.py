@@ -50,7 +50,6 @@ def test_a_feature_folder_that_is_a_link_refuses_the_import_up_front(
     elsewhere = outside(tmp_path) if target == "out" else brain / "features/other"
     elsewhere.mkdir(exist_ok=True)
     (brain / "features/repo").symlink_to(elsewhere, target_is_directory=True)
-    before = tree(tmp_path)
     where = "out of the brain" if target == "out" else "elsewhere in the brain"
     message = (
         f"features/repo is a symbolic link {where} ({elsewhere.resolve()}) — keel import "
@@ -59,6 +58,24 @@ def test_a_feature_folder_that_is_a_link_refuses_the_import_up_front(
     )
     source = repo(RULES)
     before = tree(tmp_path)
+    with pytest.raises(UsageError, match=re.escape(message)):
+        import_rules(source, brain, role="coder")
+    assert tree(tmp_path) == before
+
+
+def test_a_features_folder_linked_out_of_the_brain_refuses_the_import_up_front(
+    repo: WriteTree, brain: Path, tmp_path: Path
+) -> None:
+    elsewhere = outside(tmp_path)
+    (brain / "features").rename(elsewhere / "features")
+    (brain / "features").symlink_to(elsewhere / "features", target_is_directory=True)
+    source = repo(RULES)
+    before = tree(tmp_path)
+    message = (
+        f"features is a symbolic link out of the brain ({elsewhere.resolve()}/features) — "
+        "keel import writes only inside the brain (the loader does not read it either); "
+        "replace the link with a folder"
+    )
     with pytest.raises(UsageError, match=re.escape(message)):
         import_rules(source, brain, role="coder")
     assert tree(tmp_path) == before

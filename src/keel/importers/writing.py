@@ -48,7 +48,15 @@ class Unwritable(Exception):
 
 def feature_problem(root: Path, feature: str) -> str | None:
     """Why the import may not write into `features/<feature>` of the brain at `root` (resolved),
-    or None. A link there is never written through: the loader does not follow it."""
+    or None. `features` may link inside the brain, as for the loader; `features/<feature>`
+    may not be a link at all: the loader does not follow it."""
+    top = os.path.realpath(root / "features")
+    if not inside(top, str(root)):
+        return (
+            f"features is a symbolic link out of the brain ({top}) — keel import writes only "
+            "inside the brain (the loader does not read it either); replace the link with a "
+            "folder"
+        )
     rel = f"features/{feature}"
     path = root / rel
     if not path.is_symlink():
