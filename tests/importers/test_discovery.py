@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from keel.importers.discovery import Skill, discover
@@ -96,3 +97,42 @@ def test_a_rule_file_linked_to_another_is_imported_once(repo: WriteTree) -> None
     assert [str(n) for n in found.stray] == [
         "CLAUDE.md: a symbolic link to AGENTS.md, which is imported (once) in its own right"
     ], "links between files that are not rules say nothing"
+
+
+NOT_UTF8 = (
+    "the name is not valid UTF-8 (its undecodable bytes are shown as \\xNN) — rename it, "
+    "then re-run"
+)
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_its_bytes_shown(repo: WriteTree) -> None:
+    root = repo({".cursor/rules/good.mdc": "Fixture.\n", "notes/readme.md": "Not a rule.\n"})
+    (root / ".cursor/rules" / os.fsdecode(b"caf\xe9.mdc")).write_text("Fixture.\n")
+    (root / os.fsdecode(b"pkg\xff")).mkdir()
+    (root / os.fsdecode(b"pkg\xff") / "CLAUDE.md").write_text("Fixture.\n")
+    (root / "notes" / os.fsdecode(b"\xfe.md")).write_text("Not a rule either.\n")
+    found = discover(root)
+    assert (found.cursor, found.memory) == ((".cursor/rules/good.mdc",), ())
+    assert [str(n) for n in found.stray] == [
+        f".cursor/rules/caf\\xe9.mdc: {NOT_UTF8}",
+        f"pkg\\xff/CLAUDE.md: {NOT_UTF8}",
+    ], "only where a rule would be; every name printable"
+
+
+def test_a_name_with_a_newline_is_a_rule_like_any_other(repo: WriteTree) -> None:
+    root = repo({".cursor/rules/a\nb/r.mdc": "Fixture.\n"})
+    assert discover(root).cursor == (".cursor/rules/a\nb/r.mdc",)
+
+
+def test_links_that_loop_are_found_and_left_to_the_reader(repo: WriteTree) -> None:
+    root = repo({"AGENTS.md": "Fixture.\n"})
+    (root / "CLAUDE.md").symlink_to("CLAUDE.md")
+    (root / ".cursor/rules").mkdir(parents=True)
+    (root / ".cursor/rules/a.mdc").symlink_to("b.mdc")
+    (root / ".cursor/rules/b.mdc").symlink_to("a.mdc")
+    (root / "loop").symlink_to("loop")
+    found = discover(root)
+    assert (found.cursor, found.memory) == (
+        (".cursor/rules/a.mdc", ".cursor/rules/b.mdc"),
+        ("AGENTS.md", "CLAUDE.md"),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -187,3 +188,42 @@ def test_the_room_given_to_the_role_is_reported(repo: WriteTree, brain: Path) ->
     _, again = invoke("import", source, brain, "--role", "coder")
     assert "role coder: unchanged features/repo/coder.agent.md\n" in again
     assert "maxActive" not in again
+
+
+CANARY = "PWNED"
+# A folder name that is a valid YAML line and a valid Python line, each running a command.
+INJECTION = f"x\nentity: __import__('os').system('touch {CANARY}')\n#"
+
+
+def test_a_folder_name_holding_code_is_imported_as_data(
+    tmp_path: Path, brain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = write_files(
+        tmp_path / "repo",
+        {f".cursor/rules/{INJECTION}/r.mdc": '---\nglobs: "*.ts"\n---\nBody.\n'},
+    )
+    code, out = invoke("import", source, brain, "--role", "coder")
+    assert code == 0, out
+    assert "x\\nentity: __import__('os').system('touch PWNED')\\n#/r.mdc → " in out
+    code, out = invoke("doctor", brain)
+    assert code == 0, out
+    code, out = invoke("turn", brain, "--role", "coder", "--input", "fix src/app.ts")
+    assert code == 0, out
+    assert "Body." in out, "the rule links by its glob, as data"
+    # Brain code runs in the brain directory: the canary would be there, or in the cwd.
+    assert list(tmp_path.rglob(CANARY)) == []
+
+
+def test_a_feature_folder_linked_out_of_the_brain_exits_2_before_reading(
+    repo: WriteTree, brain: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (brain / "features/repo").symlink_to(elsewhere, target_is_directory=True)
+    source = repo({"CLAUDE.md": "Fixture.\n"})
+    os.mkfifo(source / "AGENTS.md")  # read, it would block: it is not read at all
+    code, out = invoke("import", source, brain)
+    assert code == 2
+    assert "features/repo is a symbolic link out of the brain" in out
+    assert list(elsewhere.iterdir()) == []

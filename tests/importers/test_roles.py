@@ -178,6 +178,12 @@ def test_a_role_whose_frontmatter_does_not_parse_is_refused(repo: WriteTree, bra
         pytest.param(
             "---\ncontexts: all\n---\nPersona.\n", "its contexts: is not a list", id="text"
         ),
+        pytest.param(
+            "---\ncontexts: " + "[" * 3000 + "]" * 3000 + "\n---\nPersona.\n",
+            "its frontmatter does not parse (the YAML nests more than 64 levels deep "
+            "(docs/limits.md) — flatten it)",
+            id="nested-3000",
+        ),
     ],
 )
 def test_a_role_that_cannot_be_edited_is_refused_with_why(
@@ -257,3 +263,14 @@ def test_without_always_on_rules_the_role_s_budget_is_left_alone(
     assert report.role is not None
     assert report.role.max_active is None
     assert "contexts_budget" not in (brain / report.role.path).read_text(encoding="utf-8")
+
+
+def test_another_role_that_cannot_be_read_is_passed_over(repo: WriteTree, brain: Path) -> None:
+    source = repo({"AGENTS.md": "Fixture.\n", "CLAUDE.md": "Fixture.\n"})
+    import_rules(source, brain)
+    deep = "---\ncontexts: " + "[" * 3000 + "]" * 3000 + "\n---\nPersona.\n"
+    write_files(brain, {"features/a/deep.agent.md": deep})
+    (source / "CLAUDE.md").unlink()
+    report = import_rules(source, brain)
+    assert report.removed == ("features/repo/claude-md.context.md",)
+    assert report.warnings == ()

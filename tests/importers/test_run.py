@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from keel.brain import load_brain
+from keel.brain.limits import MAX_FILE_BYTES
 from keel.brain.scaffold import scaffold_files
 from keel.budget import render_block
 from keel.code import load_context_code
@@ -139,7 +141,7 @@ def test_a_context_file_carries_its_source_description_when_and_chars(
     text = (brain / "features/shop/cursor-testing.context.md").read_text(encoding="utf-8")
     assert text == (
         "---\n"
-        "# imported from .cursor/rules/testing.mdc by keel import — edit the source and re-run; "
+        '# imported from ".cursor/rules/testing.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits\n"
         'description: "How tests are written here — naming, fixtures, no network."\n'
         "when: [ask]\n"
@@ -187,7 +189,7 @@ def test_a_skill_names_the_files_beside_it_and_how_to_open_them(shop: Path, brai
 def test_the_generated_code_is_keel_brain_code(shop: Path, brain: Path) -> None:
     run(shop, brain)
     text = (brain / "features/shop/cursor-testing.context.py").read_text(encoding="utf-8")
-    assert text.startswith("# imported from .cursor/rules/testing.mdc by keel import")
+    assert text.startswith('# imported from ".cursor/rules/testing.mdc" by keel import')
     assert (
         "from keel.code import define_context\nfrom keel.importers.globs import GlobSet\n" in text
     )
@@ -270,7 +272,7 @@ def test_a_hand_written_file_in_the_way_is_refused_and_the_rest_imported(
         "features/shop/cursor-api.context.md: not written by keel import, and the context for "
         ".cursor/rules/api.mdc needs its name — left alone, so that rule is not imported; move "
         "the file away (or, if it is an imported file you edited, put back its marker line: "
-        "'# imported from .cursor/rules/api.mdc by keel import — edit the source and re-run; "
+        '\'# imported from ".cursor/rules/api.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits'), then re-run"
     ]
     assert (brain / "features/shop/cursor-api.context.md").read_text(encoding="utf-8") == mine
@@ -505,3 +507,26 @@ def test_an_empty_file_in_any_rule_place_is_skipped_with_its_reason(
     assert [(n.path, n.message) for n in report.skipped] == [
         (p, "the file is empty — nothing to import") for p in sorted(places)
     ]
+
+
+def test_a_rule_the_brain_would_refuse_is_skipped_and_its_old_context_removed(
+    repo: WriteTree, brain: Path
+) -> None:
+    source = repo({"CLAUDE.md": "Use pnpm.\n", "AGENTS.md": "Small commits.\n"})
+    run(source, brain, role="coder")
+    # As large as a rule file may be: with its frontmatter, more than a brain file may be.
+    (source / "CLAUDE.md").write_text(("x" * 99 + "\n") * (MAX_FILE_BYTES // 100))
+    report = run(source, brain, role="coder")
+    assert [r.context for r in report.rules] == ["agents-md"]
+    (skip,) = report.skipped
+    assert skip.path == "CLAUDE.md"
+    assert re.fullmatch(
+        r"the brain would refuse features/repo/claude-md\.context\.md made from it \(it would "
+        r"hold [\d,]+ bytes, over the limit of 1,048,576 for a brain file \(docs/limits\.md\) "
+        r"— split the source rule\) — not imported",
+        skip.message,
+    ), skip.message
+    assert report.removed == ("features/repo/claude-md.context.md",)
+    assert report.role is not None
+    assert report.role.dropped == ("claude-md",)
+    assert load_brain(brain).skips == ()

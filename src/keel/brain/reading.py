@@ -11,6 +11,10 @@ Links to folders are followed only for the three top folders (`features/`,
 `constitution/`, `state/`) and only when they stay inside the brain; a link to a folder
 deeper down is reported and not followed (following it could loop, and its files would
 have two paths). See docs/limits.md.
+
+`keel import` reads a repository's rule files through the same `read_file`, with the
+repository as the tree (`Tree`): a rule file that links out of the repository is never
+copied into a brain.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from dataclasses import dataclass
 
 from keel.brain.limits import MAX_FILE_BYTES, MAX_SQL_BYTES
 from keel.errors import ContentError
@@ -31,6 +36,19 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tree:
+    """A tree of files `read_file` reads: what its messages call it, and its size limit."""
+
+    name: str = "the brain"  # what a symbolic link must stay inside
+    file: str = "brain file"
+    limit: int | None = None  # bytes a file may hold; None: by its place in a brain
+    split: str = "split it, or move data into state views"  # the fix for a file too big
+
+
+BRAIN = Tree()
 
 
 def size_limit(rel: str) -> int:
@@ -50,9 +68,9 @@ def _noun(mode: int) -> str:
     return "a file" if stat.S_ISREG(mode) else "not a file"
 
 
-def _not_a_file(mode: int) -> str:
+def _not_a_file(mode: int, tree: Tree) -> str:
     fix = "rename the folder" if stat.S_ISDIR(mode) else "replace it with a file"
-    return f"this is {_noun(mode)}, not a regular file — brain files are plain files; {fix}"
+    return f"this is {_noun(mode)}, not a regular file — {tree.file}s are plain files; {fix}"
 
 
 def inside(real: str, root: str) -> bool:
@@ -60,11 +78,11 @@ def inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _outside(rel: str, what: str) -> ContentError:
+def _outside(rel: str, what: str, tree: Tree = BRAIN) -> ContentError:
     return ContentError(
         rel,
-        f"a symbolic link to {what} outside the brain — Keel reads only what lies inside "
-        "the brain directory; copy it in, or point the link inside the brain",
+        f"a symbolic link to {what} outside {tree.name} — Keel reads only what lies inside "
+        f"{tree.name} directory; copy it in, or point the link inside {tree.name}",
     )
 
 
@@ -72,34 +90,36 @@ def _cannot(rel: str, exc: OSError) -> ContentError:
     return ContentError(rel, f"cannot read: {exc.strerror or exc}")
 
 
-def read_file(root: str, rel: str) -> bytes:
+def read_file(root: str, rel: str, *, tree: Tree = BRAIN) -> bytes:
     """The bytes of the brain file at `rel` (POSIX, relative to the resolved `root`).
 
     Raises `ContentError` for anything that is not a regular file inside the brain within
     its size limit (`size_limit`). Never blocks: a FIFO is refused before it is opened.
+    `tree` names another tree read by the same rules (a repository, for `keel import`).
     """
+    limit = tree.limit if tree.limit is not None else size_limit(rel)
     path = os.path.join(root, rel)
     try:
         st = os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
             path = os.path.realpath(path)
             if not inside(path, root):
-                raise _outside(rel, "a file")
+                raise _outside(rel, "a file", tree)
             st = os.stat(path)
     except OSError as exc:
         raise _cannot(rel, exc) from None
-    _check(rel, st)
+    _check(rel, st, limit, tree)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise _cannot(rel, exc) from None
     with io.FileIO(fd, "rb") as handle:
         # The file checked may not be the file opened (a rename in between): check again.
-        _check(rel, os.fstat(fd))
-        return _read_at_most(rel, handle, size_limit(rel))
+        _check(rel, os.fstat(fd), limit, tree)
+        return _read_at_most(rel, handle, limit, tree)
 
 
-def _read_at_most(rel: str, handle: io.FileIO, limit: int) -> bytes:
+def _read_at_most(rel: str, handle: io.FileIO, limit: int, tree: Tree) -> bytes:
     # Read to the end, but never more than the limit allows: a file still being
     # written could otherwise grow under the read.
     chunks: list[bytes] = []
@@ -108,24 +128,23 @@ def _read_at_most(rel: str, handle: io.FileIO, limit: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
-            raise _too_big(rel, total, limit, growing=True)
+            raise _too_big(rel, total, limit, tree, growing=True)
     return b"".join(chunks)
 
 
-def _check(rel: str, st: os.stat_result) -> None:
+def _check(rel: str, st: os.stat_result, limit: int, tree: Tree) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise ContentError(rel, _not_a_file(st.st_mode))
-    limit = size_limit(rel)
+        raise ContentError(rel, _not_a_file(st.st_mode, tree))
     if st.st_size > limit:
-        raise _too_big(rel, st.st_size, limit)
+        raise _too_big(rel, st.st_size, limit, tree)
 
 
-def _too_big(rel: str, size: int, limit: int, *, growing: bool = False) -> ContentError:
+def _too_big(rel: str, size: int, limit: int, tree: Tree, *, growing: bool = False) -> ContentError:
     held = "grew past" if growing else f"holds {size:,} bytes, over"
     return ContentError(
         rel,
-        f"the file {held} the limit of {limit:,} bytes for a brain file (docs/limits.md) "
-        "— split it, or move data into state views",
+        f"the file {held} the limit of {limit:,} bytes for a {tree.file} (docs/limits.md) "
+        f"— {tree.split}",
     )
 
 

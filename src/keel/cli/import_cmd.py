@@ -1,5 +1,8 @@
 """`keel import`: a repository's coding-agent rules as one feature of a brain.
 
+Every path and message is printed through `shown`: a file name is data, and a newline or a
+control character in one is printed escaped, so no name can forge a line of the report.
+
 Exit status: 0 done (skipped source files are listed, not fatal), 2 a usage error (a path
 that is not a directory, a bad feature or role name), 3 a refusal (a hand-written file
 stood where an imported one would go, or the role could not be edited; everything else
@@ -18,6 +21,7 @@ from rich.markup import escape
 
 from keel.cli.app import EXIT_REFUSED, app, console, emit_json, guard
 from keel.importers import ImportedRule, ImportReport, RoleChange, import_rules
+from keel.importers.quoting import shown
 
 SourceArg = Annotated[
     Path,
@@ -84,8 +88,8 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
         for rule in report.rules:
             how = f"files {', '.join(rule.globs)}" if rule.globs else _TRIGGERS[rule.trigger]
             out.print(
-                f"  {escape(rule.source)} → [bold]{rule.context}[/]  "
-                f"({', '.join(rule.when)}, {rule.chars} chars; {escape(how)})",
+                f"  {escape(shown(rule.source))} → [bold]{rule.context}[/]  "
+                f"({', '.join(rule.when)}, {rule.chars} chars; {escape(shown(how))})",
                 markup=True,
                 highlight=False,
             )
@@ -98,7 +102,7 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
     # A blank line after the rules; none above the first line of the report.
     out.print(f"{chr(10) if report.rules else ''}files: {', '.join(counts)}")
     for path in report.removed:
-        out.print(f"  removed {path}", markup=False)
+        out.print(f"  removed {shown(path)}", markup=False)
     if report.role is not None:
         _role(report.role, report.rules, out)
     for title, style, notices in (
@@ -109,12 +113,12 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
         if notices:
             out.print(f"\n[{style}]{title}[/] ({len(notices)})")
             for notice in notices:
-                out.print(f"  {notice}", markup=False)
+                out.print(f"  {shown(str(notice))}", markup=False)
     if report.hint:
-        out.print(f"\n{report.hint}", markup=False)
+        out.print(f"\n{shown(report.hint)}", markup=False)
     if report.rules:
         # The brain as the user typed it, as `keel init` says it.
-        out.print(f"\nNext: [bold]keel doctor {escape(brain_arg or report.brain)}[/]")
+        out.print(f"\nNext: [bold]keel doctor {escape(shown(brain_arg or report.brain))}[/]")
 
 
 def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None:
@@ -123,7 +127,7 @@ def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None
     verb = "created" if role.created else "updated" if changed else "unchanged"
     added = f"; added {len(role.added)}" if role.added else ""
     dropped = f"; dropped {', '.join(role.dropped)}" if role.dropped else ""
-    out.print(f"role {role.role}: {verb} {role.path}{added}{dropped}", markup=False)
+    out.print(f"role {role.role}: {verb} {shown(role.path)}{added}{dropped}", markup=False)
     if role.max_active is not None:
         always = sum(r.when == ("always",) for r in rules)
         out.print(

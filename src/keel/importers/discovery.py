@@ -12,7 +12,10 @@
 A file that sits in one of those rule folders but is not a rule file the tool reads is
 reported, never passed over in silence. The walk skips version control, dependency and
 build folders, other hidden folders, symbolic links to folders, and the brain itself when
-it lives inside the repository.
+it lives inside the repository. A rule file whose path is not valid UTF-8 (the file system
+hands its bytes over as lone surrogates, which no brain file can hold) is reported with
+those bytes shown as `\\xNN`, and not read; a name with a newline or any other character
+is data like any other (see `keel.importers.quoting`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from keel.importers.quoting import is_utf8, shown
 from keel.importers.rules import Notice
 
 SKIPPED_DIRS = frozenset(
@@ -44,6 +48,10 @@ SKIPPED_DIRS = frozenset(
 )
 RULE_DIRS = frozenset({".cursor", ".claude", ".github", ".windsurf"})
 MEMORY_NAMES = {"CLAUDE.md": "claude", "AGENTS.md": "agents", "agents.md": "agents"}
+NOT_UTF8 = (
+    "the name is not valid UTF-8 (its undecodable bytes are shown as \\xNN) — rename it, "
+    "then re-run"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +103,9 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
     links = _links(root, paths)
     for path in paths:
         kind = _kind(path)
+        if kind is not None and not is_utf8(path):
+            stray.append(Notice(path=shown(path), message=NOT_UTF8))
+            continue
         if kind is not None and path in links:
             stray.append(
                 Notice(
@@ -142,7 +153,8 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
 
 def _walk(root: Path, skip: Path | None) -> list[str]:
     found: list[str] = []
-    skipped = skip.resolve() if skip is not None else None
+    # os.path.realpath, not Path.resolve: a link that loops must not stop the walk.
+    skipped = os.path.realpath(skip) if skip is not None else None
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         dirs[:] = sorted(
@@ -151,7 +163,7 @@ def _walk(root: Path, skip: Path | None) -> list[str]:
             if d not in SKIPPED_DIRS
             and (not d.startswith(".") or d in RULE_DIRS)
             and not (here / d).is_symlink()
-            and (skipped is None or (here / d).resolve() != skipped)
+            and (skipped is None or os.path.realpath(here / d) != skipped)
         )
         rel = here.relative_to(root).as_posix()
         found.extend(name if rel == "." else f"{rel}/{name}" for name in files)
@@ -161,14 +173,14 @@ def _walk(root: Path, skip: Path | None) -> list[str]:
 def _links(root: Path, paths: list[str]) -> dict[str, str]:
     """Rule files that are symbolic links to another rule file found (`CLAUDE.md -> AGENTS.md`)."""
     real = {
-        (root / p).resolve(): p
+        os.path.realpath(root / p): p
         for p in paths
         if _kind(p) is not None and not (root / p).is_symlink()
     }
     links: dict[str, str] = {}
     for path in paths:
-        if (root / path).is_symlink() and (root / path).resolve() in real:
-            links[path] = real[(root / path).resolve()]
+        if (root / path).is_symlink() and os.path.realpath(root / path) in real:
+            links[path] = real[os.path.realpath(root / path)]
     return links
 
 

@@ -6,6 +6,13 @@ all the same. So YAML comes first (the same parser as the brain's), and when it 
 the frontmatter is read line by line — `key: value` and `- item` — as those tools do; the
 file then carries a note saying so. Only frontmatter that neither reading can make sense of
 keeps a file out, as an `Unmappable` naming the line.
+
+A source file is read by the brain's own reader (`keel.brain.reading.read_file`) with the
+repository as its tree: a regular file only (a FIFO or a device is never opened), a
+symbolic link followed only when its target stays inside the repository, at most
+`MAX_FILE_BYTES`, no NUL byte anywhere, UTF-8. The line-by-line reading is bounded as YAML
+is: lists nested at most `MAX_YAML_DEPTH` deep, frontmatter of at most
+`MAX_EXACT_YAML_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -18,9 +25,18 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.brain.document import parse_yaml
+from keel.brain.limits import MAX_EXACT_YAML_CHARS, MAX_FILE_BYTES, MAX_YAML_DEPTH
+from keel.brain.reading import Tree, read_file
 from keel.errors import ContentError
 
 FENCE = "---"
+# A repository's rule files, read by the brain's rules (docs/limits.md).
+SOURCE = Tree(
+    name="the repository",
+    file="rule file",
+    limit=MAX_FILE_BYTES,
+    split="split it into smaller rules",
+)
 _KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*?))?\s*$")
 _ITEM = re.compile(r"^\s+-\s*(.*?)\s*$")
 
@@ -54,15 +70,22 @@ class SourceFile:
 
 
 def read_text(root: Path, path: str) -> str:
-    """The file's text; `Unmappable` when it is unreadable, empty, binary or not UTF-8."""
+    """The file's text; `Unmappable` when it is not a regular file inside the repository
+    within its size, or is empty, binary or not UTF-8."""
     try:
-        raw = (root / path).read_bytes()
-    except OSError as exc:
-        raise Unmappable(f"cannot read it: {exc.strerror or exc}") from None
+        raw = read_file(str(root.resolve()), path, tree=SOURCE)
+    except ContentError as exc:
+        raise Unmappable(exc.reason) from None
     if not raw.strip():
         raise Unmappable("the file is empty — nothing to import")
-    if b"\x00" in raw[:8192]:
-        raise Unmappable("the file is binary, not text")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        # Anywhere in the file: the brain refuses a NUL (the database could not store it).
+        raise Unmappable(
+            f"the file is binary, not text (a NUL byte at offset {nul}) — rule files are "
+            "UTF-8 text",
+            line=raw[:nul].count(b"\n") + 1,
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,8 +143,16 @@ def _parse(path: str, front_lines: list[str]) -> tuple[dict[str, Any], str | Non
         data = parse_yaml(path, text, first_line=2)
     except ContentError as exc:
         problem = exc.reason.removeprefix("broken YAML: ").removesuffix(" — fix the syntax")
+        if len(text) > MAX_EXACT_YAML_CHARS:
+            # As the brain: past this size the fast parser's verdict is final.
+            raise Unmappable(
+                f"the frontmatter does not parse ({problem}) — fix it, then re-run",
+                line=exc.line,
+            ) from None
         try:
             return _lenient(front_lines), problem, exc.line
+        except _TooDeep as deep:
+            raise Unmappable(deep.reason, line=deep.line) from None
         except Unmappable as lenient:
             raise Unmappable(
                 f"the frontmatter does not parse ({problem}), not even line by line as the "
@@ -135,6 +166,11 @@ def _parse(path: str, front_lines: list[str]) -> tuple[dict[str, Any], str | Non
     return {str(k): v for k, v in data.items()}, None, None
 
 
+class _TooDeep(Unmappable):
+    """A value nested deeper than `MAX_YAML_DEPTH` lists: the file is refused, whatever
+    YAML said about it."""
+
+
 def _lenient(front_lines: list[str]) -> dict[str, Any]:
     """`key: value` lines and `- item` lists, values read as the agents read them."""
     found: dict[str, Any] = {}
@@ -142,23 +178,23 @@ def _lenient(front_lines: list[str]) -> dict[str, Any]:
     for index, line in enumerate(front_lines):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        number = index + 2
         item = _ITEM.match(line)
         if item is not None and key is not None and isinstance(found[key], list | type(None)):
-            found[key] = [*(found[key] or []), _scalar(item.group(1))]
+            found[key] = [*(found[key] or []), _scalar(item.group(1), number, 1)]
             continue
         pair = _KEY.match(line)
         if pair is None:
             raise Unmappable(
-                f"frontmatter line {index + 2} is neither 'key: value' nor a '- item'",
-                line=index + 2,
+                f"frontmatter line {number} is neither 'key: value' nor a '- item'", line=number
             )
         key = pair.group(1)
         raw = pair.group(2) or ""
-        found[key] = _scalar(raw) if raw else None
+        found[key] = _scalar(raw, number, 0) if raw else None
     return found
 
 
-def _scalar(raw: str) -> Any:
+def _scalar(raw: str, line: int, depth: int) -> Any:
     text = re.sub(r"\s+#.*$", "", raw).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
@@ -167,7 +203,13 @@ def _scalar(raw: str) -> Any:
     if text in ("", "~", "null"):
         return None
     if text.startswith("[") and text.endswith("]"):
-        return [_scalar(item) for item in _flow_items(text[1:-1])]
+        if depth >= MAX_YAML_DEPTH:
+            raise _TooDeep(
+                f"frontmatter line {line}: a value nested more than {MAX_YAML_DEPTH} lists "
+                "deep (docs/limits.md) — write it flat",
+                line=line,
+            )
+        return [_scalar(item, line, depth + 1) for item in _flow_items(text[1:-1])]
     return text
 
 

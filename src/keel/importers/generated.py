@@ -1,33 +1,47 @@
 """The text of every file `keel import` writes, and how a re-run knows the files it wrote.
 
-A context file carries `# imported from <source> by keel import` as the first line of its
-frontmatter (a YAML comment, so Keel's strict frontmatter does not see it), and its code
-half the same line at its top. The FEATURE.md and the role file the import creates carry
-`# written by keel import`. A file without its line is the author's: never overwritten,
-never removed.
+A context file carries `# imported from "<source>" by keel import` as the first line of
+its frontmatter (a YAML comment, so Keel's strict frontmatter does not see it), and its
+code half the same line at its top. The FEATURE.md and the role file the import creates
+carry `# written by keel import`. A file without its line is the author's: never
+overwritten, never removed.
+
+Every file here has a fixed shape, and text from the repository — a path, a description, a
+glob — enters it only as a literal written by `keel.importers.quoting.quoted`, which YAML
+and Python read back as exactly that text: a folder named `x\nentity: ...` cannot add a
+key to a frontmatter or a statement to code. Rule bodies are Markdown after the
+frontmatter, data to the brain. `brain_refusal` reads a file back with the brain's own
+parser before it is written.
 """
 
 from __future__ import annotations
 
-import json
+import ast
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
+from keel.brain.files import Location, location_of, parse_file
+from keel.brain.reading import size_limit
 from keel.brain.specs import WhenWord
 from keel.budget import render_block
+from keel.errors import ContentError
 from keel.importers.globs import Dialect
-from keel.importers.rules import TOOL_NAMES, Rule, Tool
+from keel.importers.quoting import quoted, shown, unquoted
+from keel.importers.rules import TOOL_NAMES, Notice, Rule, Tool
 
 WRITTEN = "# written by keel import"
-_OWNER = re.compile(r"^# imported from (.+?) by keel import(?:\s|$)")
+_OWNER = re.compile(r'^# imported from ("(?:[^"\\]|\\.)*") by keel import(?:\s|$)')
+# The marker as versions before quoting wrote it: the path as it was, on one line.
+_OLD_OWNER = re.compile(r"^# imported from (.+?) by keel import(?:\s|$)")
 _HEAD_LINES = 4
 
 
 def marker(source: str) -> str:
     """The line that says which source a context file was imported from."""
     return (
-        f"# imported from {source} by keel import — edit the source and re-run; "
+        f"# imported from {quoted(source)} by keel import — edit the source and re-run; "
         "delete this line to keep your own edits"
     )
 
@@ -36,8 +50,12 @@ def owner_of(text: str) -> str | None:
     """The source a file was imported from, if `keel import` wrote it."""
     for line in text.splitlines()[:_HEAD_LINES]:
         found = _OWNER.match(line)
-        if found is not None:
-            return found.group(1)
+        source = unquoted(found.group(1)) if found is not None else None
+        if source is not None:
+            return source
+        old = _OLD_OWNER.match(line)
+        if old is not None:
+            return old.group(1)
     return None
 
 
@@ -55,16 +73,39 @@ def block_chars(context: str, instructions: str) -> int:
     return block.chars
 
 
+def context_chars(
+    source: str, ident: str, body: str, turn_chars: int
+) -> tuple[int, tuple[Notice, ...]]:
+    """The context's `chars`: its rendered block and a tenth, in hundreds, within
+    `turn_chars`; and a warning for the source when it is large for a turn."""
+    needed = block_chars(ident, body)
+    chars = -(-(needed + max(100, needed // 10)) // 100) * 100
+    if needed > turn_chars:
+        why = (
+            f"{needed:,} characters once rendered, more than a turn's contexts may use "
+            f"together (contexts.turnChars {turn_chars:,}): it is stubbed on every turn — "
+            "split it into smaller rules"
+        )
+        return turn_chars, (Notice(path=source, message=why),)
+    if needed > turn_chars // 2:
+        why = (
+            f"{needed:,} characters once rendered, over half of contexts.turnChars "
+            f"({turn_chars:,}) — it crowds out other contexts; consider splitting it"
+        )
+        return min(chars, turn_chars), (Notice(path=source, message=why),)
+    return min(chars, turn_chars), ()
+
+
 def instructions(rule: Rule, ids: Mapping[str, str]) -> str:
     """The rule's text, followed for a skill by the files beside it and how to reach them."""
     if not rule.attachments:
         return rule.body
     folder = rule.source.rsplit("/", 1)[0]
-    lines = [rule.body, "", f"Files beside this skill in the repository ({folder}/):"]
+    lines = [rule.body, "", f"Files beside this skill in the repository ({shown(folder)}/):"]
     for attachment in rule.attachments:
-        inner = attachment.path[len(folder) + 1 :]
+        inner = shown(attachment.path[len(folder) + 1 :])
         ident = ids.get(attachment.source) if attachment.source else None
-        where = f'open it with context_open("{ident}")' if ident else f"at {attachment.path}"
+        where = f'open it with context_open("{ident}")' if ident else f"at {shown(attachment.path)}"
         lines.append(f"- {inner} — {where}")
     return "\n".join(lines)
 
@@ -75,25 +116,26 @@ def context_text(
     """A `<id>.context.md` file."""
     lines = ["---", marker(source)]
     if description is not None:
-        lines.append(f"description: {_text(description)}")
+        lines.append(f"description: {quoted(description)}")
     lines.append(f"when: [{', '.join(when)}]")
     lines.append(f"chars: {chars}")
     lines.append("---")
     return "\n".join(lines) + "\n" + body + "\n"
 
 
-def code_text(
-    *, source: str, context: str, tool: Tool, dialect: Dialect, globs: Sequence[str]
-) -> str:
-    """A `<id>.context.py` whose `match` links the context when a named file matches."""
-    items = [_text(g) for g in globs]
+def code_text(*, source: str, tool: Tool, dialect: Dialect, globs: Sequence[str]) -> str:
+    """A `<id>.context.py` whose `match` links the context beside it when a named file
+    matches one of `globs`."""
+    items = [quoted(g) for g in globs]
     inline = ", ".join(items)
     if len(inline) > 60:
         listed = "[\n" + "".join(f"        {item},\n" for item in items) + "    ]"
     else:
         listed = f"[{inline}]"
     return f'''{marker(source)}
-"""Links `{context}` when the turn's input names a file its {TOOL_NAMES[tool]} globs match.
+"""Links the context beside this file when the turn's input names a file its globs match.
+
+The globs are {TOOL_NAMES[tool]}'s, read as {TOOL_NAMES[tool]} reads them.
 
 `keel import` rewrites this file on every run: change the source rule instead.
 """
@@ -102,7 +144,7 @@ from keel.code import define_context
 from keel.importers.globs import GlobSet
 
 GLOBS = GlobSet.of(
-    "{dialect}",
+    {quoted(dialect)},
     {listed},
 )
 
@@ -116,14 +158,15 @@ context = define_context(match=match)
 
 
 def feature_text(source_name: str, tools: Iterable[Tool]) -> str:
-    """The feature's FEATURE.md."""
+    """The feature's FEATURE.md; the repository's name is shown printable (`shown`)."""
     names = ", ".join(sorted({TOOL_NAMES[t] for t in tools}))
+    name = shown(source_name)
     return f"""---
 {WRITTEN} — it rewrites this file while this line is here
-title: {_text(f"{source_name} coding rules")}
-description: {_text(f"Coding-agent rules of {source_name} ({names}), imported by keel import.")}
+title: {quoted(f"{name} coding rules")}
+description: {quoted(f"Coding-agent rules of {name} ({names}), imported by keel import.")}
 ---
-Each rule file of {source_name} is a context here, named after its tool and place. Edit the
+Each rule file of {name} is a context here, named after its tool and place. Edit the
 rules where they live and re-run `keel import`: the files that start with an "imported from"
 line are rewritten or removed, and files without that line are left alone.
 """
@@ -134,22 +177,48 @@ def role_text(
 ) -> str:
     """A new role for the imported contexts: a CLI coding agent that may open them, with
     room for `max_active` contexts a turn when given."""
+    name = shown(source_name)
     listed = "".join(f"  - {c}\n" for c in contexts) if contexts else ""
     key = "contexts:\n" + listed if contexts else "contexts: []\n"
     budget = "" if max_active is None else f"contexts_budget:\n  maxActive: {max_active}\n"
     return f"""---
 {WRITTEN} — `keel import --role {role}` keeps contexts: in step with the rules
-description: {_text(f"A coding agent working in {source_name}, under its imported rules.")}
+description: {quoted(f"A coding agent working in {name}, under its imported rules.")}
 agent: cli
 capabilities:
   - context:read
 {key}{budget}---
-You are a coding agent working in the {source_name} repository. Its always-on rules are in
+You are a coding agent working in the {name} repository. Its always-on rules are in
 front of you. The others are in your catalog, those for particular files too: when the task
 touches what one describes, open it with context_open and follow it.
 """
 
 
-def _text(value: str) -> str:
-    """A YAML (and Python) string literal."""
-    return json.dumps(value, ensure_ascii=False)
+def brain_refusal(path: str, text: str) -> str | None:
+    """Why the brain would refuse `text` as its file at `path` (relative to the brain), or
+    None: the last guard before a write, through the brain's own reader and parser."""
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it would hold a character that is not text (half of a surrogate pair)"
+    limit = size_limit(path)
+    if len(raw) > limit:
+        return (
+            f"it would hold {len(raw):,} bytes, over the limit of {limit:,} for a brain file "
+            "(docs/limits.md) — split the source rule"
+        )
+    location = location_of(path)
+    if not isinstance(location, Location):
+        return str(location) if location is not None else "not a file the brain reads"
+    if location.kind == "code":
+        try:
+            ast.parse(text, filename=path)
+        except (SyntaxError, ValueError) as exc:
+            return f"its code does not parse ({exc})"
+        return None
+    parsed = parse_file(Path(), path, location, raw)
+    return _reason(parsed.errors[0]) if parsed.errors else None
+
+
+def _reason(error: ContentError) -> str:
+    return f"line {error.line}: {error.reason}" if error.line is not None else error.reason

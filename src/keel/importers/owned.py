@@ -4,6 +4,10 @@ Ids are read from file names (`features/**/<id>.context.md`), not from a loaded 
 context file that fails to load still keeps its id from being taken twice. Only the
 feature's own folder is read for ownership: the files `keel import` wrote there carry its
 line (see `keel.importers.generated`).
+
+Brain files are read through the brain's own reader (`keel.brain.reading.read_file`): a
+FIFO is never opened, a link out of the brain never followed, a huge file never read whole.
+A name that is not UTF-8 is left to the loader, which reports it; no id is taken by it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from keel.brain.reading import read_file
+from keel.errors import ContentError
 from keel.importers.generated import owner_of, written_by_import
+from keel.importers.quoting import is_utf8
 
 # As the brain loader: directories Keel never reads, and hidden ones.
 IGNORED_DIRS = frozenset({".keel", ".git", "__pycache__", ".venv", "node_modules"})
@@ -29,7 +36,7 @@ class BrainFiles:
     roles: Mapping[str, tuple[str, ...]]  # role id -> its `.agent.md` paths
     owned: Mapping[str, str]  # the feature's context and code files -> their source
     written: frozenset[str]  # the feature's FEATURE.md and roles the import created
-    present: frozenset[str]  # every file directly in the feature's folder
+    present: frozenset[str]  # every entry directly in the feature's folder (links, FIFOs too)
 
     def previous_ids(self) -> dict[str, str]:
         """The id each source got from an earlier run, by source."""
@@ -48,13 +55,13 @@ def scan_brain(root: Path, feature: str) -> BrainFiles:
     written: set[str] = set()
     present: set[str] = set()
     home = root / "features" / feature
-    for entry in sorted(home.iterdir()) if home.is_dir() else ():
-        if not entry.is_file():
+    for entry in sorted(home.iterdir()) if home.is_dir() and not home.is_symlink() else ():
+        if not is_utf8(entry.name) or (entry.is_dir() and not entry.is_symlink()):
             continue
         path = f"features/{feature}/{entry.name}"
         present.add(path)
         if entry.name.endswith((CONTEXT, CODE, ROLE)) or entry.name == "FEATURE.md":
-            text = _head(entry)
+            text = _head(root, path)
             source = owner_of(text)
             if source is not None and entry.name.endswith((CONTEXT, CODE)):
                 owned[path] = source
@@ -75,7 +82,9 @@ def _ids(root: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, .
     for folder, dirs, files in os.walk(root / "features"):
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and not d.startswith("."))
         rel = Path(folder).relative_to(root).as_posix()
-        for name in sorted(files):
+        if not is_utf8(rel):
+            continue
+        for name in sorted(n for n in files if is_utf8(n)):
             for suffix, ids in found.items():
                 if name.endswith(suffix):
                     ids.setdefault(name.removesuffix(suffix), []).append(f"{rel}/{name}")
@@ -83,9 +92,11 @@ def _ids(root: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, .
     return contexts, roles
 
 
-def _head(path: Path) -> str:
+def _head(root: Path, path: str) -> str:
+    """The first lines of a brain file, where the import's line would be; "" when the
+    brain would not read the file (a link out of it, a FIFO, too big)."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return "".join(handle.readline() for _ in range(8))
-    except OSError:
+        raw = read_file(str(root.resolve()), path)
+    except ContentError:
         return ""
+    return "\n".join(raw.decode("utf-8", errors="replace").splitlines()[:8])

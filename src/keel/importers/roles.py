@@ -11,6 +11,9 @@ turn's files or opens bring come before `always` ones, so a role holding as many
 rules as `maxActive` would see them stubbed as soon as a file rule matched. The role's
 `contexts_budget.maxActive` is raised to what it needs (`Room`) — never lowered, so a
 value its author set higher stays.
+
+Role files are read through the brain's reader (`keel.brain.reading.read_file`), so a role
+file that is a FIFO, a link out of the brain or too big is refused, not waited on or read.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from keel.brain.document import parse_yaml
+from keel.brain.reading import read_file
+from keel.errors import ContentError
 from keel.importers.generated import role_text
 from keel.importers.owned import ROLE, BrainFiles
 from keel.importers.report import RoleChange
@@ -83,9 +89,12 @@ def plan_role(
         return RolePlan(change=change, path=path, text=text)
     path = paths[0]
     try:
-        text = (root / path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return _refuse(path, f"cannot read the role file ({exc}); its contexts: were not changed")
+        text = _read(root, path)
+    except (ContentError, UnicodeDecodeError) as exc:
+        reason = exc.reason if isinstance(exc, ContentError) else f"not UTF-8: {exc}"
+        return _refuse(
+            path, f"cannot read the role file ({reason}); its contexts: were not changed"
+        )
     edited = _edit(text, add, drop, room)
     if isinstance(edited, str):
         return _refuse(path, f"{edited}; its contexts: were not changed — add the ids by hand")
@@ -107,8 +116,8 @@ def listing(root: Path, paths: Sequence[str], ids: Sequence[str]) -> tuple[Notic
     found: list[Notice] = []
     for path in paths:
         try:
-            front = _split((root / path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, YAMLError):
+            front = _split(_read(root, path))
+        except (ContentError, UnicodeDecodeError, ValueError):
             continue
         listed = front[1].get("contexts") if front is not None else None
         stale = sorted(gone & {str(c) for c in listed}) if isinstance(listed, list) else []
@@ -121,6 +130,10 @@ def listing(root: Path, paths: Sequence[str], ids: Sequence[str]) -> tuple[Notic
                 )
             )
     return tuple(found)
+
+
+def _read(root: Path, path: str) -> str:
+    return read_file(str(root.resolve()), path).decode("utf-8")
 
 
 def _refuse(path: str, reason: str) -> RolePlan:
@@ -143,7 +156,14 @@ def _split(text: str) -> tuple[list[str], Any, str] | None:
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if close is None:
         return None
-    front = _yaml().load("".join(lines[1:close])) or CommentedMap()
+    text = "".join(lines[1:close])
+    # The brain's bounded parser first (depth, size, aliases): ruamel's round-trip loader,
+    # which keeps the comments, has no bounds of its own.
+    parse_yaml("role", text, first_line=2)
+    try:
+        front = _yaml().load(text) or CommentedMap()
+    except YAMLError as exc:
+        raise ContentError("role", str(exc).splitlines()[0]) from None
     return lines[: close + 1], front, "".join(lines[close + 1 :])
 
 
@@ -161,8 +181,8 @@ class _Edited:
 def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Edited | str:
     try:
         split = _split(text)
-    except YAMLError as exc:
-        return f"its frontmatter does not parse ({str(exc).splitlines()[0]})"
+    except ContentError as exc:
+        return f"its frontmatter does not parse ({exc.reason})"
     if split is None:
         return "it has no frontmatter between '---' lines"
     _, front, rest = split

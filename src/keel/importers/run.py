@@ -8,13 +8,19 @@ the same sources changes nothing, a rule whose source is gone loses its files, a
 the import did not write is never overwritten or removed (the rule that would need it is
 refused, with the reason). Nothing is dropped in silence: every file that cannot be mapped
 is reported with why, and the rest is still imported.
+
+Everything read is data: source files go through the brain's bounded reader (see
+`keel.importers.frontmatter`), text from them enters the files written only as quoted
+literals (`keel.importers.generated`), each file is read back by the brain's own parser
+before it is written — one the brain would refuse is a skip, with its reason — and every
+write stays inside the brain (`keel.importers.writing`).
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from keel.brain import load_brain
@@ -27,8 +33,9 @@ from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
 from keel.importers.discovery import Found, discover
 from keel.importers.generated import (
-    block_chars,
+    brain_refusal,
     code_text,
+    context_chars,
     context_text,
     feature_text,
     instructions,
@@ -40,6 +47,7 @@ from keel.importers.report import ImportedRule, ImportReport, RoleChange
 from keel.importers.roles import Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
+from keel.importers.writing import Writes, feature_problem
 
 
 def import_rules(
@@ -59,6 +67,9 @@ def import_rules(
             f"--role {role!r}: not a usable role id — use letters, digits, '_' and '-', "
             f"e.g. --role {slug(role)}"
         )
+    problem = feature_problem(brain_dir, name)
+    if problem is not None:  # before anything is read
+        raise UsageError(problem)
     found = discover(source_dir, skip=brain_dir)
     mapped = _map(source_dir, found)
     files = scan_brain(brain_dir, name)
@@ -103,31 +114,13 @@ def _map(root: Path, found: Found) -> list[Mapped]:
     return mapped
 
 
-@dataclass
-class _Files:
-    """The writes of one run, each sorted into written, updated or unchanged."""
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A rule's files as they will be written, and the rule as the report shows it."""
 
-    root: Path
-    written: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-
-    def put(self, path: str, text: str) -> None:
-        target = self.root / path
-        if target.is_file():
-            if _read(target) == text:
-                self.unchanged.append(path)
-                return
-            self.updated.append(path)
-        else:
-            self.written.append(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-
-    def remove(self, path: str) -> None:
-        (self.root / path).unlink(missing_ok=True)
-        self.removed.append(path)
+    files: tuple[tuple[str, str], ...]  # (brain path, text), the context first
+    rule: ImportedRule
+    warnings: tuple[Notice, ...]
 
 
 class _Import:
@@ -153,8 +146,8 @@ class _Import:
         self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
         self.warnings: list[Notice] = [w for m in mapped for w in m.warnings]
         self.skipped: list[Notice] = [s for m in mapped for s in m.skipped]
-        self.refused: list[Notice] = []
-        self.out = _Files(brain)
+        self.out = Writes(brain)
+        self.refused = self.out.refused  # one list: the files in the way, the writes refused
 
     def run(self) -> ImportReport:
         turn_chars, max_active = self._knobs()
@@ -164,13 +157,15 @@ class _Import:
             previous=self.files.previous_ids(),
         )
         keep: set[str] = set()
-        imported: list[ImportedRule] = []
         placed = {r.source: ids[r.source] for r in self.rules if self._free(r, ids[r.source])}
         for rule in self.rules:
             if rule.source not in placed:
                 keep.update(p for p, s in self.files.owned.items() if s == rule.source)
-                continue
-            imported.append(self._write(rule, placed, turn_chars, keep))
+        imported: list[ImportedRule] = []
+        for plan in self._plans(placed, turn_chars):
+            self.warnings.extend(plan.warnings)
+            if self._write(plan, keep):
+                imported.append(plan.rule)
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
         role = self._role(imported, removed_ids, max_active)
@@ -211,9 +206,14 @@ class _Import:
         return taken
 
     def _free(self, rule: Rule, ident: str) -> bool:
-        """Whether the rule's files may be written; refuse it when an author's file is there."""
+        """Whether the rule's files may be written; refuse it when an author's file, a link
+        or anything but a plain file is there."""
         for suffix in (CONTEXT, CODE):
             path = f"{self.folder}/{ident}{suffix}"
+            problem = self.out.problem(path) if suffix == CONTEXT or _coded(rule) else None
+            if problem is not None:
+                self.refused.append(Notice(path=path, message=problem))
+                return False
             if path in self.files.present and path not in self.files.owned:
                 if suffix == CODE and rule.trigger != "glob":
                     why = (
@@ -233,34 +233,57 @@ class _Import:
                 return False
         return True
 
-    def _write(
-        self, rule: Rule, ids: dict[str, str], turn_chars: int, keep: set[str]
-    ) -> ImportedRule:
+    def _plans(self, placed: dict[str, str], turn_chars: int) -> list[_Planned]:
+        """Each placed rule's files, every one read back by the brain's parser first; a rule
+        whose file the brain would refuse is skipped with the reason and loses its place (a
+        skill's text then names the file beside it by path, not by an id that is gone)."""
+        while True:
+            plans = [self._plan(r, placed, turn_chars) for r in self.rules if r.source in placed]
+            refusals = [
+                (plan.rule.source, path, reason)
+                for plan in plans
+                for path, text in plan.files
+                if (reason := brain_refusal(path, text)) is not None
+            ]
+            if not refusals:
+                return plans
+            for source, path, reason in refusals:
+                if placed.pop(source, None) is not None:
+                    self.skipped.append(
+                        Notice(
+                            path=source,
+                            message=f"the brain would refuse {path} made from it ({reason}) — "
+                            "not imported",
+                        )
+                    )
+
+    def _plan(self, rule: Rule, ids: dict[str, str], turn_chars: int) -> _Planned:
         ident = ids[rule.source]
         body = instructions(rule, ids)
-        chars = self._chars(rule, ident, body, turn_chars)
+        chars, warnings = context_chars(rule.source, ident, body, turn_chars)
         when: tuple[WhenWord, ...] = ("always",) if rule.trigger == "always" else ("ask",)
-        path = f"{self.folder}/{ident}{CONTEXT}"
-        text = context_text(
-            source=rule.source, description=rule.description, when=when, chars=chars, body=body
-        )
-        self.out.put(path, text)
-        keep.add(path)
-        code: str | None = None
-        if rule.trigger == "glob" and rule.dialect is not None:
-            code = f"{self.folder}/{ident}{CODE}"
-            self.out.put(
-                code,
-                code_text(
+        files = [
+            (
+                f"{self.folder}/{ident}{CONTEXT}",
+                context_text(
                     source=rule.source,
-                    context=ident,
-                    tool=rule.tool,
-                    dialect=rule.dialect,
-                    globs=rule.globs,
+                    description=rule.description,
+                    when=when,
+                    chars=chars,
+                    body=body,
                 ),
             )
-            keep.add(code)
-        return ImportedRule(
+        ]
+        if _coded(rule) and rule.dialect is not None:
+            files.append(
+                (
+                    f"{self.folder}/{ident}{CODE}",
+                    code_text(
+                        source=rule.source, tool=rule.tool, dialect=rule.dialect, globs=rule.globs
+                    ),
+                )
+            )
+        imported = ImportedRule(
             source=rule.source,
             tool=rule.tool,
             context=ident,
@@ -269,35 +292,25 @@ class _Import:
             chars=chars,
             description=rule.description,
             globs=rule.globs,
-            code=code,
+            code=files[1][0] if len(files) > 1 else None,
         )
+        return _Planned(files=tuple(files), rule=imported, warnings=warnings)
 
-    def _chars(self, rule: Rule, ident: str, body: str, turn_chars: int) -> int:
-        needed = block_chars(ident, body)
-        chars = -(-(needed + max(100, needed // 10)) // 100) * 100
-        if needed > turn_chars:
-            self._warn(
-                rule.source,
-                f"{needed:,} characters once rendered, more than a turn's contexts may use "
-                f"together (contexts.turnChars {turn_chars:,}): it is stubbed on every turn — "
-                "split it into smaller rules",
-            )
-            return turn_chars
-        if needed > turn_chars // 2:
-            self._warn(
-                rule.source,
-                f"{needed:,} characters once rendered, over half of contexts.turnChars "
-                f"({turn_chars:,}) — it crowds out other contexts; consider splitting it",
-            )
-        return min(chars, turn_chars)
+    def _write(self, plan: _Planned, keep: set[str]) -> bool:
+        """Write the rule's files; when one is refused, keep what an earlier run wrote."""
+        for path, text in plan.files:
+            if not self.out.put(path, text):
+                keep.update(p for p, s in self.files.owned.items() if s == plan.rule.source)
+                return False
+            keep.add(path)
+        return True
 
     def _prune(self, keep: set[str], placed: set[str]) -> list[str]:
         """Remove the files earlier runs wrote whose rule is gone; the ids that went."""
         gone: list[str] = []
         for path in sorted(self.files.owned):
-            if path in keep:
+            if path in keep or not self.out.remove(path):
                 continue
-            self.out.remove(path)
             name = path.rsplit("/", 1)[-1]
             if name.endswith(CONTEXT) and name.removesuffix(CONTEXT) not in placed:
                 gone.append(name.removesuffix(CONTEXT))
@@ -312,7 +325,7 @@ class _Import:
             return
         if path in self.files.present and not ours:
             return
-        self.out.put(path, feature_text(self.source.name, (r.tool for r in imported)))
+        self._put(path, feature_text(self.source.name, (r.tool for r in imported)))
 
     def _role(
         self, imported: list[ImportedRule], removed: list[str], max_active: int
@@ -338,9 +351,18 @@ class _Import:
         )
         self.warnings.extend(plan.warnings)
         self.refused.extend(plan.refused)
-        if plan.path is not None and plan.text is not None:
-            self.out.put(plan.path, plan.text)
-        return plan.change
+        written = plan.path is None or plan.text is None or self._put(plan.path, plan.text)
+        return plan.change if written else None
+
+    def _put(self, path: str, text: str) -> bool:
+        """Write a file of the import's own (FEATURE.md, the role), read back first."""
+        reason = brain_refusal(path, text)
+        if reason is not None:
+            self.refused.append(
+                Notice(path=path, message=f"the brain would refuse it ({reason}) — not written")
+            )
+            return False
+        return self.out.put(path, text)
 
     def _crowding(self, imported: Iterable[ImportedRule], max_active: int) -> None:
         """Warn when no role was given room for the always-on rules and they overflow."""
@@ -369,12 +391,7 @@ class _Import:
             "or list their ids in a role's contexts:"
         )
 
-    def _warn(self, path: str, message: str) -> None:
-        self.warnings.append(Notice(path=path, message=message))
 
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+def _coded(rule: Rule) -> bool:
+    """Whether the rule gets a `.context.py` (it applies to the files its globs match)."""
+    return rule.trigger == "glob" and rule.dialect is not None
