@@ -222,6 +222,10 @@ def _alone(model: type[M], value: Any) -> M | None:
         return None
 
 
+_EMPTY_SQL = (
+    "the file is empty — write the SQL it should apply (CREATE TABLE, CREATE VIEW, INSERT), "
+    "or delete it"
+)
 _EMPTY_MANIFEST = "the file is empty — write the settings to change, or delete the file"
 # An access.yaml emptied by accident (a failed write, a bad merge) must not read as "no
 # rules": that would unpin every room. Saying so takes one line.
@@ -246,7 +250,7 @@ def _parse(path: str, location: Location, raw: bytes) -> Any:
     if location.kind in ("code", "engage"):
         return path
     if location.kind == "sql":
-        return SqlFile(path=path, text=decode(path, raw))
+        return SqlFile(path=path, text=decode(path, raw, empty=_EMPTY_SQL))
     if location.kind == "manifest":
         text = _yaml_text(path, raw, _EMPTY_MANIFEST)
         data = parse_yaml(path, text)
