@@ -18,17 +18,23 @@ def logger(name: str) -> logging.Logger:
     return logging.getLogger(f"keel.{name}")
 
 
-# Control characters (and the line and paragraph separators) as escapes, so a key with a
-# newline in it writes one log line, not two that could pass for Keel's own.
-_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
-_ESCAPES |= {
-    ord("\n"): "\\n",
-    ord("\r"): "\\r",
-    ord("\t"): "\\t",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
+# Control characters — C0, DEL, C1, the line and paragraph separators, and the bidi
+# controls that reorder what a terminal shows — as escapes, so a key with a newline in it
+# writes one log line, not two that could pass for Keel's own, and stored text printed to a
+# terminal cannot move the cursor, clear the screen or hide what follows it.
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_ESCAPES |= {code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *_BIDI)}
+_ESCAPES |= {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+# The same, keeping line breaks and tabs: for text printed as the lines it has.
+_LINES = {code: escape for code, escape in _ESCAPES.items() if code not in (0x0A, 0x09)}
 LONGEST = 500
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """Text with its control characters written as escapes (`\\x1b`, `\\n`); with `lines`,
+    its line breaks and tabs stay."""
+    return text.translate(_LINES if lines else _ESCAPES)
 
 
 def shown(value: object) -> str:

@@ -211,9 +211,48 @@ def test_a_wrong_policy_in_manifest_skips_manifest(write_brain: WriteBrain) -> N
     [skip] = brain.skips
     assert (skip.path, skip.line) == (MANIFEST, 3)
     assert "'approvals.risky': 'risky' is neither a risk class nor a capability" in skip.reason
-    assert brain.manifest.path is None, "MANIFEST is skipped and its defaults apply"
+    assert brain.manifest.broken is not None
+    assert brain.manifest.name is None, "MANIFEST is skipped: its defaults apply"
+    assert approval_required(brain, None, "context:bind", "moderate"), "but none looser"
 
 
 def test_the_timeout_bounds_are_those_of_limits() -> None:
     assert bounds.APPROVAL_TIMEOUT_SECONDS.low == 1
     assert bounds.APPROVAL_TIMEOUT_SECONDS.high == 366 * 86_400
+
+
+# A MANIFEST that does not load never lets a call run without the person it would wait for.
+BROKEN = [
+    pytest.param(
+        "approvals: {'message:send': required}\nstate: { rows: -1 }\n",
+        {"message:send": True, "context:bind": False},
+        id="approvals-readable-kept-as-written",
+    ),
+    pytest.param(
+        "approvals: {'message:send': requird}\n",
+        {"message:send": True, "context:bind": True},
+        id="approvals-unreadable-all-wait",
+    ),
+    pytest.param(
+        "approvals: {'message:send': required}\nstate: rows: 5\n",
+        {"message:send": True, "context:bind": True},
+        id="yaml-unreadable-all-wait",
+    ),
+    pytest.param(
+        "aprovals: {'message:send': required}\n",
+        {"message:send": True, "context:bind": True},
+        id="key-misspelt-all-wait",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifest", "waits"), BROKEN)
+def test_a_broken_manifest_never_loosens_approvals(
+    write_brain: WriteBrain, manifest: str, waits: dict[str, bool]
+) -> None:
+    brain = load_brain(write_brain({ROLE: role(None), MANIFEST: manifest}))
+    assert brain.manifest.broken is not None
+    assert [s.path for s in brain.skips] == [MANIFEST]
+    for capability, required in waits.items():
+        assert approval_required(brain, "desk", capability, "moderate") is required, capability
+    assert not approval_required(brain, "desk", "context:read", "safe")

@@ -82,7 +82,7 @@ def assert_loaded_or_skipped(brain: Brain, kind: Kind) -> None:
         "context": "fuzzed" in brain.contexts,
         "role": "fuzzed" in brain.roles,
         "heartbeat": "heartbeat:fuzzed" in brain.entities,
-        "manifest": brain.manifest.path == kind.path,
+        "manifest": brain.manifest.path == kind.path and brain.manifest.broken is None,
         "access": brain.access.path == kind.path and brain.access.broken is None,
     }[kind.name]
     if kind.name == "access":

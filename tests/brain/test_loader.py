@@ -417,3 +417,20 @@ def test_a_file_that_cannot_be_read_is_skipped_with_the_reason(write_brain: Writ
     assert path == "features/a/gone.context.md"
     assert reason.startswith("cannot read: No such file or directory")
     assert set(brain.contexts) == {"a"}
+
+
+@pytest.mark.parametrize(
+    ("path", "advice"),
+    [
+        pytest.param("state/001.sql", "write the SQL it should apply", id="sql"),
+        pytest.param("features/a/b.context.md", "write frontmatter between '---'", id="md"),
+    ],
+)
+def test_an_empty_file_is_told_what_its_kind_of_file_holds(
+    write_brain: WriteBrain, path: str, advice: str
+) -> None:
+    brain = load_brain(write_brain({"features/a/a.context.md": GOOD_CONTEXT, path: " \n"}))
+    skipped, _, reason = only_skip(brain)
+    assert skipped == path
+    assert reason.startswith("the file is empty — ")
+    assert advice in reason

@@ -200,7 +200,7 @@ def test_values_that_once_crashed_every_turn_are_refused_at_load(
     brain = load(write_brain, manifest(text))
     reason = only_skip(brain)
     assert reason.startswith(f"'{key}' is {shown}, above the limit of"), reason
-    assert brain.manifest.path is None, "the MANIFEST is skipped and defaults apply"
+    assert brain.manifest.broken is not None, "the MANIFEST is skipped and defaults apply"
 
 
 @pytest.mark.parametrize(

@@ -137,3 +137,15 @@ def test_bindings_list_access_yaml_then_context_bind(keel: Keel) -> None:
     assert "context_bind" in out
     assert "(every)" in out
     assert shown(keel, "bindings", "--chat", "tg:none") == "no bindings\n"
+
+
+HOSTILE = "clear\x1b[2J\x07 bell \u202eevil\u202c \x9b31m"
+
+
+def test_listings_print_stored_control_characters_as_escapes(keel: Keel) -> None:
+    keel.turn("--bot", "nova", "--chat", ACME, "--input", HOSTILE)
+    keel.json("send", "--bot", "nova", "--chat", ACME, "--text", HOSTILE, "--message-id", "m1")
+    out = shown(keel, "history", "--chat", ACME)
+    assert not any(c in out for c in "\x1b\x07\u202e\u202c\x9b"), out
+    assert "clear\\x1b[2J\\x07 bell \\u202eevil\\u202c \\x9b31m" in out
+    assert keel.json("history", "--chat", ACME)["messages"][0]["text"] == HOSTILE

@@ -60,6 +60,9 @@ NOT_SHOWN = {
     "context.stubbed",
     "tenancy.global-views",
     "code.unloaded",  # doctor without a code runner
+    # A MANIFEST that does not load: this brain's must load, to show tenancy.context.
+    "tenancy.withheld",
+    "approvals.strict",
 }
 
 

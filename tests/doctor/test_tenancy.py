@@ -57,3 +57,35 @@ def test_views_keyed_contexts_carry_without_the_column_are_listed_as_global(
 
 def test_without_tenancy_doctor_says_nothing_of_it(write_brain: WriteBrain) -> None:
     assert doctor(write_brain).findings == ()
+
+
+def test_a_manifest_that_does_not_load_says_what_it_holds_strict(write_brain: WriteBrain) -> None:
+    report = doctor(write_brain, {MANIFEST: "tenancy: { context: ticket }\nstate: rows: 5\n"})
+    found = {f.check: f for f in report.findings}
+    assert sorted(found) == ["approvals.strict", "entity.skip", "tenancy.withheld"]
+    withheld = found["tenancy.withheld"]
+    assert (withheld.level, withheld.file) == ("fail", MANIFEST)
+    assert "every room with a binding (1 bound in access.yaml: tg:chat:-1)" in withheld.message
+    assert "every tool call above safe waits" in found["approvals.strict"].message
+
+
+def test_a_manifest_broken_elsewhere_holds_its_readable_tenancy_and_approvals(
+    write_brain: WriteBrain,
+) -> None:
+    text = (
+        "tenancy: { context: ticket, column: ticket_id }\napprovals: { moderate: none }\n"
+        "state: { rows: -3 }\n"
+    )
+    checks = {f.check for f in doctor(write_brain, {MANIFEST: text}).findings}
+    assert "entity.skip" in checks
+    assert not checks & {"tenancy.withheld", "approvals.strict"}
+
+
+def test_a_tenancy_context_whose_file_failed_names_the_failure(write_brain: WriteBrain) -> None:
+    files = {
+        MANIFEST: "tenancy: { context: ticket, column: ticket_id }\n",
+        TICKET: CLEAN[TICKET].replace("when:", "whne:"),
+    }
+    [finding] = [f for f in doctor(write_brain, files).findings if f.check == "tenancy.context"]
+    assert "whose file did not load" in finding.message
+    assert "only rooms bound to 'ticket' by name keep to their tenant's rows" in finding.message

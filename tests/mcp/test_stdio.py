@@ -78,6 +78,10 @@ def test_stdout_is_only_the_protocol_and_a_malformed_call_costs_only_itself(
         talk.tell("notifications/initialized")
         not_an_object = talk.ask("tools/call", {"name": "context_turn", "arguments": [1]})
         unknown = talk.ask("tools/call", {"name": "context_sing", "arguments": {}})
+        surrogate = talk.ask(
+            "tools/call", {"name": "context_turn", "arguments": {"input": "\ud800"}}
+        )
+        opened = talk.ask("tools/call", {"name": "context_open", "arguments": {"name": "\udfff"}})
         turn = talk.ask("tools/call", {"name": "context_turn", "arguments": {"input": "hi"}})
         server.stdin.close()
         rest = server.stdout.read()
@@ -86,6 +90,8 @@ def test_stdout_is_only_the_protocol_and_a_malformed_call_costs_only_itself(
     assert not_an_object["error"]["code"] == -32602
     assert unknown["result"]["isError"] is True
     assert "there is no tool 'context_sing'" in unknown["result"]["content"][0]["text"]
+    for answer in (surrogate, opened):
+        assert answer.get("error") or answer["result"]["isError"] is True, answer
     assert turn["result"].get("isError") is not True
     assert STYLE in turn["result"]["content"][0]["text"]
     assert rest == "", "nothing but answers on stdout"

@@ -93,6 +93,25 @@ def test_unreadable_arguments_are_refused_before_the_schema() -> None:
         TOOLS.check(READER, call)
 
 
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        pytest.param({"name": "\ud800"}, "name", id="value"),
+        pytest.param({"name": "x", "entity": "a\udfffb"}, "entity", id="second"),
+        pytest.param({"name": ["ok", {"\ud800": 1}]}, "name.1", id="nested-key"),
+    ],
+)
+def test_half_a_surrogate_pair_is_refused_and_never_echoed(
+    arguments: dict[str, Any], where: str
+) -> None:
+    call = ToolCall(id="1", name="context_open", arguments=arguments)
+    with pytest.raises(
+        Refused, match=rf"^the arguments of context_open do not fit .*{where}: not valid text"
+    ) as caught:
+        TOOLS.check(READER, call)
+    str(caught.value).encode("utf-8")  # the refusal itself can be written anywhere
+
+
 def test_valid_arguments_pass_as_given() -> None:
     call = ToolCall(id="1", name="context_open", arguments={"name": "policy", "entity": "T-1"})
     tool, arguments = TOOLS.check(READER, call)

@@ -104,3 +104,84 @@ def test_an_open_of_the_tenant_context_itself_is_held_to_the_pin(engine: Engine)
     )
     prepared, _ = engine.prepare(request)
     assert [(a.link.context, a.link.entity) for a in prepared.attached] == [("client", "acme")]
+
+
+# -- a settings file that does not load leaves the room stricter, never looser -------------
+
+
+def engine_with(write_brain: WriteBrain, database_url: str, path: str, text: str) -> Engine:
+    brain = dict(BRAIN)
+    brain[path] = text
+    engine = Engine(write_brain(brain), database_url, watch=False)
+    engine.apply_state()
+    return engine
+
+
+MANIFEST = "constitution/MANIFEST.yaml"
+UNREADABLE = "tenancy: { context: client, column: client_slug }\nstate: rows: 5\n"
+OTHER_KEY_WRONG = (
+    "tenancy: { context: client, column: client_slug }\nstate: { rows: 99999999999 }\n"
+)
+
+
+@pytest.fixture
+def broken_manifest(write_brain: WriteBrain, database_url: str) -> Iterator[Engine]:
+    with engine_with(write_brain, database_url, MANIFEST, UNREADABLE) as engine:
+        yield engine
+
+
+def test_an_unreadable_manifest_withholds_every_view_in_a_pinned_room(
+    broken_manifest: Engine,
+) -> None:
+    assert broken_manifest.brain.manifest.broken is not None
+    run = RunRef(kind="heartbeat", id="sweep")
+    prepared, _ = broken_manifest.prepare(TurnRequest(conversation=ACME, now=NOW, run=run))
+    (block,) = [a.block.text for a in prepared.attached if a.link.context == "notes"]
+    assert "acme note" not in block
+    assert "agency note" not in block
+    assert "while constitution/MANIFEST.yaml does not load" in block
+    assert all("MANIFEST.yaml" in (r.problem or "") for r in prepared.renders)
+    assert any("MANIFEST.yaml" in line and "withheld" in line for line in prepared.log)
+
+
+def test_an_unreadable_manifest_withholds_views_an_open_reads_in_a_pinned_room(
+    broken_manifest: Engine,
+) -> None:
+    text = broken_manifest.open(TurnRequest(conversation=ACME, now=NOW, role="other"), "notes")
+    assert "acme note" not in text
+    assert "agency note" not in text
+    assert "MANIFEST.yaml" in text
+
+
+def test_an_unreadable_manifest_leaves_rooms_without_a_pin_as_they_were(
+    broken_manifest: Engine,
+) -> None:
+    request = TurnRequest(conversation=OWNER, now=NOW, role="other")
+    assert notes_seen(broken_manifest.open(request, "notes")) == [
+        "acme note",
+        "globex note",
+        "agency note",
+    ]
+    prepared, _ = broken_manifest.prepare(request)
+    assert not any("withheld" in line for line in prepared.log)
+
+
+def test_a_manifest_broken_elsewhere_keeps_its_tenancy_as_written(
+    write_brain: WriteBrain, database_url: str
+) -> None:
+    with engine_with(write_brain, database_url, MANIFEST, OTHER_KEY_WRONG) as e:
+        assert e.brain.manifest.broken is not None
+        request = TurnRequest(conversation=ACME, now=NOW, role="other")
+        assert notes_seen(e.open(request, "notes")) == ["acme note"]
+
+
+def test_a_tenancy_context_that_does_not_load_still_holds_its_rooms(
+    write_brain: WriteBrain, database_url: str
+) -> None:
+    typo = str(BRAIN["features/a/client.context.md"]).replace("when:", "whne:")
+    with engine_with(write_brain, database_url, "features/a/client.context.md", typo) as engine:
+        assert "client" in engine.brain.failed_contexts
+        request = TurnRequest(conversation=ACME, now=NOW, role="other")
+        assert notes_seen(engine.open(request, "notes")) == ["acme note"]
+        nobody = TurnRequest(conversation=NOBODY, now=NOW, role="other")
+        assert '<view name="all_notes">(no rows)</view>' in engine.open(nobody, "notes")

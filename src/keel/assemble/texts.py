@@ -13,7 +13,7 @@ from datetime import datetime
 
 from keel.assemble.row_cuts import RenderInput
 from keel.brain.snapshot import Brain
-from keel.budget.render import attr, cell
+from keel.budget.render import attr, cell, unforgeable
 from keel.budget.rows import ViewRows
 from keel.link.values import TurnRequest
 
@@ -38,7 +38,8 @@ NO_MESSAGE = "(no new message in this turn)"
 def current_text(brain: Brain, request: TurnRequest) -> str:
     """The turn's request: its input, else the prompt of what it is a run of."""
     if request.input:
-        return request.input
+        # It rides in the same message as the context blocks: it must not close one.
+        return unforgeable(request.input)
     if request.run is not None:
         entity = brain.entity(request.run.kind, request.run.id)
         if entity is not None and entity.prompt:
@@ -82,7 +83,11 @@ def render_input(rows: ViewRows) -> RenderInput:
     footer = "</agent-state>"
     if rows.problem is not None:
         return RenderInput(
-            view=rows.view, header=f"{header}\n{rows.problem}", rows=(), footer=footer, total=0
+            view=rows.view,
+            header=f"{header}\n{unforgeable(rows.problem)}",
+            rows=(),
+            footer=footer,
+            total=0,
         )
     if not rows.rows:
         return RenderInput(
@@ -90,7 +95,7 @@ def render_input(rows: ViewRows) -> RenderInput:
         )
     return RenderInput(
         view=rows.view,
-        header=f"{header}\n{' | '.join(rows.columns)}",
+        header=f"{header}\n{' | '.join(cell(c) for c in rows.columns)}",
         rows=tuple(" | ".join(cell(v) for v in row) for row in rows.rows),
         footer=footer,
         total=rows.total,

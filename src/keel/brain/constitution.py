@@ -52,6 +52,9 @@ class Manifest:
     sections: tuple[tuple[str, int], ...] = ()
     tenancy: Tenancy | None = None
     approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    # Why the file did not load. Its other settings are then the defaults, but the two that
+    # guard people's data are never loosened by a broken file (`keel.brain.files._broken_manifest`).
+    broken: Skip | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,10 +47,14 @@ class Document:
     body: str
 
 
-def decode(path: str, raw: bytes) -> str:
-    """The file's text, refusing empty, binary and non-UTF-8 files with a clear reason."""
+EMPTY_MARKDOWN = "the file is empty — write frontmatter between '---' lines"
+
+
+def decode(path: str, raw: bytes, *, empty: str = EMPTY_MARKDOWN) -> str:
+    """The file's text, refusing empty, binary and non-UTF-8 files with a clear reason
+    (`empty` says what to write in an empty one)."""
     if not raw.strip():
-        raise ContentError(path, "the file is empty — write frontmatter between '---' lines")
+        raise ContentError(path, empty)
     # Anywhere in the file: a NUL in instructions would reach the model and the database
     # (PostgreSQL refuses it in text).
     if b"\x00" in raw:

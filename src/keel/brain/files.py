@@ -39,6 +39,7 @@ from keel.brain.specs import (
     ReachEntry,
     RoleSpec,
     SkillSpec,
+    Skip,
     SqlFile,
     ViewRef,
 )
@@ -167,11 +168,65 @@ def parse_file(root: Path, path: str, location: Location, raw: bytes | None = No
     except ContentError as exc:
         if location.kind == "access":
             return Parsed(path, location, spec=broken(path, [exc])[0], errors=(exc,))
-        return Parsed(path, location, errors=(exc,))
+        return _failed(path, location, [exc], raw)
     except _Invalid as exc:
-        return Parsed(path, location, errors=tuple(exc.errors))
+        return _failed(path, location, exc.errors, raw)
 
 
+def _failed(path: str, location: Location, errors: list[ContentError], raw: bytes | None) -> Parsed:
+    """A file that did not load; MANIFEST still yields the settings that guard data."""
+    spec = _broken_manifest(path, errors[0], raw) if location.kind == "manifest" else None
+    return Parsed(path, location, spec=spec, errors=tuple(errors))
+
+
+def _broken_manifest(path: str, error: ContentError, raw: bytes | None) -> Manifest:
+    """The settings of a MANIFEST that failed: defaults, except `tenancy:` and `approvals:`.
+
+    A broken file must never widen what a room sees or what runs without a person. Each of
+    the two is read on its own: as written when the file still states it validly; else
+    tenancy is unknown (pinned rooms withhold their views) and every call above `safe`
+    waits for approval.
+    """
+    data = _salvageable(path, raw)
+    tenancy = _alone(schema.TenancyFront, data.get("tenancy"))
+    approvals = _alone(schema.ApprovalsFront, data.get("approvals"))
+    return Manifest(
+        path=path,
+        broken=Skip(path=error.path, reason=error.reason, line=error.line),
+        tenancy=None
+        if tenancy is None
+        else Tenancy(context=tenancy.context, column=tenancy.column),
+        approvals=STRICT_APPROVALS if approvals is None else _approvals(approvals),
+    )
+
+
+STRICT_APPROVALS = ApprovalPolicy(decisions=(("moderate", "required"), ("dangerous", "required")))
+
+
+def _salvageable(path: str, raw: bytes | None) -> dict[str, Any]:
+    """The file's top-level mapping, when its YAML reads at all; else nothing."""
+    if raw is None:
+        return {}
+    try:
+        data = parse_yaml(path, decode(path, raw))
+    except ContentError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _alone(model: type[M], value: Any) -> M | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError:
+        return None
+
+
+_EMPTY_SQL = (
+    "the file is empty — write the SQL it should apply (CREATE TABLE, CREATE VIEW, INSERT), "
+    "or delete it"
+)
 _EMPTY_MANIFEST = "the file is empty — write the settings to change, or delete the file"
 # An access.yaml emptied by accident (a failed write, a bad merge) must not read as "no
 # rules": that would unpin every room. Saying so takes one line.
@@ -196,7 +251,7 @@ def _parse(path: str, location: Location, raw: bytes) -> Any:
     if location.kind in ("code", "engage"):
         return path
     if location.kind == "sql":
-        return SqlFile(path=path, text=decode(path, raw))
+        return SqlFile(path=path, text=decode(path, raw, empty=_EMPTY_SQL))
     if location.kind == "manifest":
         text = _yaml_text(path, raw, _EMPTY_MANIFEST)
         data = parse_yaml(path, text)

@@ -194,8 +194,9 @@ def _sort(results: Iterable[Parsed]) -> _Sorted:
     found = _Sorted()
     for parsed in results:
         found.skips.extend(Skip(path=e.path, reason=e.reason, line=e.line) for e in parsed.errors)
-        # access.yaml comes with its failures: a failed rule still refuses its chats.
-        if parsed.errors and parsed.location.kind != "access":
+        # access.yaml and MANIFEST come with their failures: a failed access rule still
+        # refuses its chats, and a failed MANIFEST still guards tenancy and approvals.
+        if parsed.errors and parsed.location.kind not in ("access", "manifest"):
             continue
         if parsed.location.feature:
             found.feature_dirs.add(parsed.location.feature)

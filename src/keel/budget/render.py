@@ -12,6 +12,7 @@ becomes a one-line stub (see `keel.budget.fit`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -30,6 +31,19 @@ def attr(value: str) -> str:
 def inline(value: str) -> str:
     """A value safe as text inside a tag: it can close no tag (keys come from users)."""
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# The tags Keel writes around what it carries (`context-stub`, `context-withdrawn` too).
+_KEEL_TAG = re.compile(r"<(?=\s*/?\s*(?:context|view|section|agent-state)(?!\w))", re.IGNORECASE)
+
+
+def unforgeable(text: str) -> str:
+    """Text that opens or closes none of Keel's tags: instructions, code sections, requests.
+
+    Only the `<` that would start one of Keel's own tags is escaped, so other markup an
+    author writes (HTML, generics) reads as written, and a block ends only where Keel ends it.
+    """
+    return _KEEL_TAG.sub("&lt;", text)
 
 
 def cell(value: Any) -> str:
@@ -81,7 +95,7 @@ def _view_tag(rows: ViewRows) -> str:
 def view_stub(rows: ViewRows) -> str:
     """The one-line form of a view: why it shows no rows here."""
     if rows.problem is not None:
-        why = rows.problem
+        why = unforgeable(rows.problem)
     elif rows.total == 0:
         return f"{_view_tag(rows)}(no rows)</view>"
     else:
@@ -94,7 +108,7 @@ def _view_text(rows: ViewRows, room: int) -> tuple[str, bool] | None:
     """The view with as many rows as fit in `room` characters, and whether rows were cut."""
     if rows.problem is not None or rows.total == 0:
         return None
-    head = f"{_view_tag(rows)}\n{' | '.join(rows.columns)}\n"
+    head = f"{_view_tag(rows)}\n{' | '.join(cell(c) for c in rows.columns)}\n"
     tail = "</view>"
     lines: list[str] = []
     used = len(head) + len(tail)
@@ -146,7 +160,7 @@ def render_block(
     `sections_missing` says the code that makes them failed: one line says so instead.
     """
     head = open_tag("context", context, entity) + "\n"
-    body = f"{instructions}\n"
+    body = f"{unforgeable(instructions)}\n"
     tail = "</context>"
     stubs = [view_stub(v) + "\n" for v in views]
     section_stubs = [section_stub(key, more_room) + "\n" for key, _ in sections]
@@ -172,7 +186,7 @@ def render_block(
         if was_cut:
             cut.append(rows.view)
     for (key, text), stub in zip(sections, section_stubs, strict=False):
-        whole = f'<section name="{attr(key)}">\n{text}\n</section>\n'
+        whole = f'<section name="{attr(key)}">\n{unforgeable(text)}\n</section>\n'
         if len(whole) - len(stub) <= room:
             parts.append((key, whole))
             room -= len(whole) - len(stub)

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from keel.cli.terminal import terminal
 from keel.errors import KeelError, LinkError, Refused, UsageError
 
 app = typer.Typer(
@@ -53,11 +54,11 @@ EXIT_OVERFLOW = 4
 
 def console() -> Console:
     """Standard output for people: prose wraps at the terminal's width, at word breaks."""
-    return Console(highlight=False)
+    return terminal()
 
 
 def error_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return terminal(stderr=True)
 
 
 def emit_json(data: Any) -> None:

@@ -17,6 +17,7 @@ from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine, parse_at
 from keel.cli.report_view import report_console
 from keel.ledger.chat_context import decision_json
 from keel.link.values import Binding
+from keel.log import printable
 from keel.runtime.engine import DEFAULT_LIMIT
 from keel.store.journal_values import TurnJournal
 from keel.store.listing import LoggedMessage
@@ -145,7 +146,8 @@ def history(
             return
         table = _table("turn", "bot", "speaker", "text")
         for message in found:
-            text = " ".join(message.text.split())
+            # Escaped before the table is laid out, so the column fits what is printed.
+            text = printable(" ".join(message.text.split()))
             shown = text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
             table.add_row(str(message.turn), message.bot, message.speaker, Text(shown))
         report_console().print(table)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keel.brain.problems import plural
+from keel.cli.terminal import terminal
 from keel.ledger import AgentContext, ChatContext, Explanation, WhatIf, WindowUse
 from keel.store.journal_values import Decision
 
@@ -22,7 +23,7 @@ WINDOW_BAR = 48
 def report_console() -> Console:
     """A console that wraps long lines at the terminal's width (the reports' tables and
     notes read at 80 columns)."""
-    return Console(highlight=False)
+    return terminal()
 
 
 _STATUS = {"attached": "green", "stubbed": "yellow", "refused": "red", "not linked": "dim"}

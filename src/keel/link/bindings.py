@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from keel.brain.snapshot import Brain
+from keel.brain.specs import Skip
 from keel.errors import Refused
 from keel.link.values import Binding, Conversation, Tenant
 
@@ -87,12 +88,14 @@ def effective_bindings(
 def pins_of(brain: Brain, bindings: Mapping[str, Binding]) -> dict[str, str | None]:
     """Context id → the key the room is pinned to (None: pinned to no entity).
 
-    Only keyed contexts are pinned: an unkeyed context has no entity to hold.
+    Only keyed contexts are pinned: an unkeyed context has no entity to hold. A bound
+    context that did not load (or whose feature is off) may be keyed, so it pins too: it
+    attaches nowhere, but if it is the brain's tenancy context its room stays its tenant's.
     """
     return {
         ident: binding.entity
         for ident, binding in bindings.items()
-        if ident in brain.contexts and brain.contexts[ident].keyed
+        if ident not in brain.contexts or brain.contexts[ident].keyed
     }
 
 
@@ -118,8 +121,23 @@ def pin(context: str, entity: str | None, pins: Mapping[str, str | None]) -> Pin
 
 
 def tenant_of(brain: Brain, pins: Mapping[str, str | None]) -> Tenant | None:
-    """The room's tenant when MANIFEST `tenancy:` names a context the room is pinned for."""
-    tenancy = brain.manifest.tenancy
+    """The room's tenant when MANIFEST `tenancy:` names a context the room is pinned for.
+
+    With MANIFEST broken and its `tenancy:` unreadable, any pinned room may be a tenant's:
+    it withholds every view (fails closed) until the file is fixed.
+    """
+    manifest = brain.manifest
+    if manifest.broken is not None and manifest.tenancy is None and pins:
+        return Tenant(column=None, key=None, withheld=withheld_reason(manifest.broken))
+    tenancy = manifest.tenancy
     if tenancy is None or tenancy.context not in pins:
         return None
     return Tenant(column=tenancy.column, key=pins[tenancy.context])
+
+
+def withheld_reason(broken: Skip) -> str:
+    """Why a pinned room shows no view while MANIFEST does not load."""
+    return (
+        f"withheld: whose rows this room may see is unknown while {broken.path} does not "
+        f"load ({broken}); fix the file — keel doctor shows it"
+    )

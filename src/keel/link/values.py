@@ -225,7 +225,12 @@ class LinkResult:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tenant:
     """Whose rows a pinned room may see: in every view with `column`, only `key`'s rows
-    (`key` None: the room is pinned to no tenant, and such views show none)."""
+    (`key` None: the room is pinned to no tenant, and such views show none).
 
-    column: str
+    `withheld` says why the room may see no view at all: the brain's tenancy cannot be
+    known (MANIFEST.yaml did not load), and the room has a pin that may make it a tenant's.
+    """
+
+    column: str | None
     key: str | None
+    withheld: str | None = None

@@ -121,13 +121,15 @@ class _Handlers:
         try:
             text = await anyio.to_thread.run_sync(call)
         except KeelError as exc:
-            return CallToolResult(content=[TextContent(text=f"refused: {exc}")], is_error=True)
+            return CallToolResult(
+                content=[TextContent(text=_wire(f"refused: {exc}"))], is_error=True
+            )
         except Exception:
             # A bug, not a refusal: its text is for the log, not for the client (a
             # handshake-era connection would otherwise put it on the wire).
             LOG.exception("tool %s failed in %s", params.name, self.room.where)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
-        return CallToolResult(content=[TextContent(text=text)])
+        return CallToolResult(content=[TextContent(text=_wire(text))])
 
     async def list_resources(
         self, _ctx: ServerRequestContext[_Connection], _params: PaginatedRequestParams | None
@@ -166,13 +168,13 @@ class _Handlers:
         try:
             text = await anyio.to_thread.run_sync(read)
         except KeelError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=f"refused: {exc}") from None
+            raise MCPError(code=INVALID_PARAMS, message=_wire(f"refused: {exc}")) from None
         except Exception:
             LOG.exception("reading %s failed in %s", params.uri, self.room.where)
             raise MCPError(code=INTERNAL_ERROR, message="Internal error") from None
         mime = "text/markdown" if params.uri == resources.CATALOG_URI else "text/plain"
         return ReadResourceResult(
-            contents=[TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
+            contents=[TextResourceContents(uri=_wire(params.uri), mime_type=mime, text=_wire(text))]
         )
 
 
@@ -195,7 +197,13 @@ def _answering(compute: Callable[[], T]) -> T:
     try:
         return compute()
     except KeelError as exc:
-        raise MCPError(code=INVALID_PARAMS, message=f"refused: {exc}") from None
+        raise MCPError(code=INVALID_PARAMS, message=_wire(f"refused: {exc}")) from None
+
+
+def _wire(text: str) -> str:
+    """Text the wire can carry: a lone surrogate (a client's `\\ud800`, echoed in a
+    refusal) would fail the write of the answer, and the client would wait forever."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _schema(spec: ToolSpec) -> dict[str, Any]:

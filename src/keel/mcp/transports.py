@@ -17,12 +17,19 @@ caller words, never uvicorn's own message and exit status.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterable
+from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_PARAMS, ErrorData, JSONRPCError
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     import uvicorn
@@ -37,7 +44,56 @@ async def serve_stdio(server: Server[Any]) -> None:
     async with stdio_server() as (read_stream, write_stream):
         # Inside, not before: stdio_server finds the protocol's descriptor through sys.stdout.
         with contextlib.redirect_stdout(sys.stderr):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_answer_unreadable, read_stream, send, write_stream)
+                await server.run(receive, write_stream, server.create_initialization_options())
+
+
+async def _answer_unreadable(
+    lines: AsyncIterable[SessionMessage | Exception],
+    onward: MemoryObjectSendStream[SessionMessage | Exception],
+    answers: _Sender,
+) -> None:
+    """Pass each message on; answer a request the SDK could not read with an error.
+
+    The SDK reads a line with a strict JSON parser and drops what it refuses without a
+    word, so a client whose request holds half of a surrogate pair (`"\\ud800"`) would
+    wait for an answer forever. Python's own parser reads such a line, which gives the id
+    to answer.
+    """
+    async with onward:
+        async for item in lines:
+            answer = _refusal(item) if isinstance(item, Exception) else None
+            if answer is None:
+                await onward.send(item)
+            else:
+                await answers.send(answer)
+
+
+class _Sender(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+def _refusal(problem: Exception) -> SessionMessage | None:
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    line = errors[0].get("input") if errors and errors[0]["type"] == "json_invalid" else None
+    if not isinstance(line, str):
+        return None
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None
+    ident = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(ident, int | str) or isinstance(ident, bool):
+        return None
+    why = errors[0].get("ctx", {}).get("error", "not valid JSON")
+    error = ErrorData(
+        code=INVALID_PARAMS,
+        message=f"the request cannot be read ({why}) — send text as UTF-8, with no half "
+        "surrogate pairs",
+    )
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=error))
 
 
 def http_app(server: Server[Any]) -> Starlette:

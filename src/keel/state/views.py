@@ -88,6 +88,8 @@ def read_view(
             by=ref.by,
             problem=f"no entity key on this link: the view shows one entity's rows ({ref.by})",
         )
+    if tenant is not None and tenant.withheld is not None:
+        return ViewRows(view=ref.view, by=ref.by, problem=tenant.withheld)
     if limit <= 0:
         return _rows_off(ref)
     return _within(connection, ref, timeout_ms, lambda d: _read(d, ref, entity, limit, tenant))
@@ -214,7 +216,11 @@ def _read(
     if ref.by is not None:
         conditions.append(f"{quote(ref.by)} = :key")
         params["key"] = entity
-    if tenant is not None and tenant.column in _columns(deadline, source):
+    if (
+        tenant is not None
+        and tenant.column is not None
+        and tenant.column in _columns(deadline, source)
+    ):
         if tenant.key is None:
             conditions.append("1 = 0")  # pinned to no tenant: no tenant's rows belong here
         else:

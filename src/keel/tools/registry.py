@@ -132,12 +132,46 @@ def _allowed(role: RoleSpec, tool: ToolSpec) -> bool:
 
 
 def argument_problems(validator: Validator, arguments: Mapping[str, Any]) -> list[str]:
-    """What is wrong with a call's arguments against a tool's schema, in plain words."""
+    """What is wrong with a call's arguments against a tool's schema, in plain words.
+
+    Text that is not valid UTF-8 (half of a surrogate pair, from a JSON `\\ud800`) is
+    refused first: no store, log or wire could carry it, nor a message that quotes it.
+    """
+    broken = list(_not_text(arguments, ""))
+    if broken:
+        return [
+            f"{where or 'arguments'}: not valid text (half of a surrogate pair)" for where in broken
+        ]
     found = []
     for error in sorted(validator.iter_errors(dict(arguments)), key=str):
         where = ".".join(str(p) for p in error.absolute_path)
         found.append(f"{where}: {error.message}" if where else error.message)
     return found
+
+
+def _not_text(value: Any, where: str) -> Iterator[str]:
+    """Where in an argument value a string holds a lone surrogate (keys included)."""
+    if isinstance(value, str):
+        if not value.isascii() and not _encodes(value):
+            yield where
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and not _encodes(key):
+                yield where or "arguments"
+            else:
+                yield from _not_text(item, inner)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _not_text(item, f"{where}.{index}" if where else str(index))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def usage(tool: ToolSpec) -> str:

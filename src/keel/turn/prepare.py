@@ -136,7 +136,13 @@ def _prepare(
         refused=result.refused,
         catalog=catalog(brain, role),
         pins=result.pins,
-        log=(*result.log, *asked.warnings, *rendered.warnings, *_late(brain, read, renders)),
+        log=(
+            *result.log,
+            *asked.warnings,
+            *rendered.warnings,
+            *_withheld(tenant),
+            *_late(brain, read, renders),
+        ),
         engage=asked.engage,
         renders=renders,
         history=history,
@@ -162,6 +168,13 @@ def _prepare(
     if dry_run:
         return replace(prepared, journal=journal)
     return replace(prepared, id=ident, journal=replace(journal, id=ident))
+
+
+def _withheld(tenant: Tenant | None) -> tuple[str, ...]:
+    """The turn's warning when the room withholds its views (MANIFEST did not load)."""
+    if tenant is None or tenant.withheld is None:
+        return ()
+    return (f"every view in this room is {tenant.withheld}",)
 
 
 # ---------------------------------------------------------------------------------------
