@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -143,5 +144,17 @@ def test_a_bad_scripted_file_is_a_usage_error(tmp_path: Path, content: str, erro
     path.write_text(content)
     with pytest.raises(UsageError, match=error):
         build_model(parse_model(f"scripted:{path}"))
-    with pytest.raises(UsageError, match="cannot read the scripted model"):
+    with pytest.raises(
+        UsageError, match="the scripted model cannot be read — cannot read: No such file"
+    ):
         build_model(parse_model(f"scripted:{tmp_path / 'missing.json'}"))
+
+
+def test_a_scripted_file_that_is_not_a_regular_file_is_refused_unopened(tmp_path: Path) -> None:
+    fifo = tmp_path / "steps.json"
+    os.mkfifo(fifo)
+    # Opened for reading, a FIFO with no writer would block this test forever.
+    with pytest.raises(UsageError, match=r"steps.json: the scripted model cannot be read — .*FIFO"):
+        build_model(parse_model(f"scripted:{fifo}"))
+    with pytest.raises(UsageError, match="is a directory"):
+        build_model(parse_model(f"scripted:{tmp_path}"))

@@ -332,7 +332,7 @@ def test_a_run_left_waiting_by_a_process_that_ended_is_finished_here(hosted: Hos
         pytest.param(
             {"run": "heartbeat:daily", "model": "scripted:scripts/no-such.json"},
             422,
-            "cannot read the scripted model",
+            "the scripted model cannot be read",
             id="model-file",
         ),
         pytest.param(

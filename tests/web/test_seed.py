@@ -347,7 +347,7 @@ def test_a_run_step_that_cannot_start_is_logged_and_skipped(
     assert seeded == Seeded(played=1, note="played 1 of 4 steps")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("step 1 skipped: no heartbeat 'nope'" in w for w in warnings), warnings
-    assert any("step 2 skipped" in w and "cannot read the scripted model" in w for w in warnings)
+    assert any("step 2 skipped" in w and "the scripted model cannot be read" in w for w in warnings)
     assert "seed step 3 started nothing: no hook listens to 'nobody.listens'" in warnings
     run = opened.settled(f"scenario-knm-practice-seed-{seed.digest[:8]}-4", ENDED)
     assert [(m["chat"], m["text"]) for m in run["messages"]] == [("tg:user:29", "Vraag 2")]

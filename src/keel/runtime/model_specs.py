@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from keel.assemble.values import ToolCall
-from keel.errors import UsageError
+from keel.brain.limits import MAX_FILE_BYTES
+from keel.brain.reading import Tree, read_file
+from keel.errors import ContentError, UsageError
 from keel.runtime.models import AnthropicModel, ModelClient, OpenAIChatModel
 from keel.testing import RawToolCall, ScriptedModel, ScriptedStep
 
@@ -172,12 +174,19 @@ def _sdk(name: str) -> Any:
         ) from None
 
 
+# A scripted model is read as a brain file is: a regular file (a FIFO would block the
+# command, and its shutdown), not a link out of its folder, of bounded size.
+_SCRIPT = Tree(name="its folder", file="scripted model file", limit=MAX_FILE_BYTES)
+
+
 def _scripted(path: Path) -> ModelClient:
 
     try:
-        steps = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the scripted model ({exc.strerror})") from None
+        raw = read_file(str(path.parent.resolve()), path.name, tree=_SCRIPT)
+    except ContentError as exc:
+        raise UsageError(f"{path}: the scripted model cannot be read — {exc.reason}") from None
+    try:
+        steps = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: the scripted model is not JSON ({exc})") from None
     if not isinstance(steps, list):
