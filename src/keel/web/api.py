@@ -23,7 +23,6 @@ from keel.runtime.engine import DEFAULT_LIMIT
 from keel.turn.prepared import Session
 from keel.web.auth import require_token, served
 from keel.web.bodies import (
-    MAX_NAME,
     BindBody,
     OpenBody,
     SendBody,
@@ -36,11 +35,15 @@ from keel.web.bodies import (
     run_ref,
 )
 from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.intake import JSONRoute
+from keel.web.limits import MAX_NAME
 from keel.web.reading import recorded, shown_history
 from keel.web.service import Service
 from keel.web.shapes import binding_json, message_json, recorded_json, turn_json
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+router = APIRouter(
+    prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES, route_class=JSONRoute
+)
 Svc = Annotated[Service, Depends(served)]
 TurnId = Annotated[int, Path(ge=1, le=2**62, description="A recorded turn's id.")]
 Limit = Annotated[int, Query(ge=0, le=1000)]

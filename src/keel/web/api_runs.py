@@ -16,12 +16,16 @@ from fastapi import APIRouter, Depends, Path, Query
 
 from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
-from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody
+from keel.web.bodies import DecisionBody, EventBody, RunBody
 from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.intake import JSONRoute
+from keel.web.limits import MAX_NAME
 from keel.web.runs import Where
 from keel.web.service import Service
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+router = APIRouter(
+    prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES, route_class=JSONRoute
+)
 Svc = Annotated[Service, Depends(served)]
 Ident = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00/]+$")]
 
