@@ -5,6 +5,8 @@
     UsageError             422  {"detail": reason}
     a body or query that does not validate (or a body that is not JSON)
                            422  {"detail": [{"loc": [...], "msg": ..., "type": ...}]}
+    a body larger than the server's bound
+                           413  {"detail": reason}       (`keel.web.intake`)
     a missing thing        404  {"detail": reason}       (raised by the routes)
     RunsUnavailable        501  {"detail": reason}       (no runs on this server)
     RunsDown               503  {"detail": reason}       (its worker stopped)
@@ -112,6 +114,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": 'Refused (`{"refused": reason}`), or a turn that does not fit '
         '(`{"overflow": reason, "fit": {...}}`).'
     },
+    413: {"description": "A body larger than the server's bound (`keel serve --max-body`)."},
     422: {"description": "A body, path or query that is not valid, or a request Keel cannot do."},
     501: {"description": 'This server runs no runs: `{"detail": reason}`.'},
     503: {

@@ -12,6 +12,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from keel.brain.limits import Range
+
+# The bytes of one request's body, counted as they arrive (a chunked body has no length
+# up front). Far above any turn, event or run a caller sends; `keel serve --max-body`
+# sets it, within `BODY_BYTES`, for a webhook that sends more (or a server that wants less).
+MAX_BODY_BYTES = 1 << 20
+BODY_BYTES = Range(low=1 << 10, high=1 << 30)  # 1 KiB to 1 GiB
+
 # Ids (bots, chats, contexts, entity keys, message ids) and texts (messages) are bounded so
 # one request cannot make the server hold or store an unbounded value.
 MAX_NAME = 512
