@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine as SAEngine
+from sqlalchemy import create_engine
 
+from keel.runs.app import system_database
 from keel.runs.records import run_record
 from keel.web.dbos_runs import NO_WORKER, NOT_STARTED
 from keel.web.service import Service
@@ -268,6 +273,114 @@ def test_an_unknown_run_or_card_is_404(hosted: Hosted) -> None:
     assert "no run 'no-such'" in hosted.call("GET", "/v1/runs/no-such", status=404)["detail"]
     missing = hosted.call("POST", "/v1/approvals/no-such", {"decision": "deny"}, 404)
     assert "no approval card 'no-such'" in missing["detail"]
+
+
+# -- a run is answered only once it is recorded ------------------------------------------
+
+# The database itself refuses a write (a trigger), so the failure takes the real path.
+REFUSAL = "this database refuses the run"
+MARK = "refuse-to-record"
+
+
+@contextmanager
+def refusing(db: SAEngine, table: str, events: tuple[str, ...], when: str) -> Iterator[None]:
+    """While inside, `db` refuses each of `events` on `table` when `when` holds."""
+    sqlite = db.dialect.name == "sqlite"
+    if not sqlite:
+        when = when.replace("%", "%%")  # the driver's placeholders
+    with db.begin() as conn:
+        if sqlite:
+            # Read the schema first: a pooled connection may still hold an older one, and
+            # SQLite checks a new trigger's name against what the connection holds.
+            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+            for event in events:
+                conn.exec_driver_sql(
+                    f"CREATE TRIGGER keel_test_refuse_{event.lower()} BEFORE {event} ON {table} "
+                    f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END"
+                )
+        else:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION keel_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                f"$$ BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER keel_test_refuse BEFORE {' OR '.join(events)} ON {table} "
+                f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION keel_test_refuse()"
+            )
+    try:
+        yield
+    finally:
+        with db.begin() as conn:
+            if sqlite:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+                for event in events:
+                    conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse_{event.lower()}")
+            else:
+                conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse ON {table}")
+                conn.exec_driver_sql("DROP FUNCTION keel_test_refuse()")
+
+
+@contextmanager
+def journal(hosted: Hosted) -> Iterator[tuple[SAEngine, str]]:
+    """DBOS's journal of the hosted worker, and its table of workflows."""
+    target = system_database(hosted.db)
+    if target.schema:  # PostgreSQL: a schema beside Keel's, in the same database
+        yield hosted.service.engine.store.engine, f'"{target.schema}".workflow_status'
+        return
+    db = create_engine(target.url)  # SQLite: a file beside Keel's
+    try:
+        yield db, "workflow_status"
+    finally:
+        db.dispose()
+
+
+def fire(hosted: Hosted, event_id: str, **payload: str) -> Any:
+    body = {"payload": {"ticket": "T-8", **payload}, "model": "none", "event_id": event_id}
+    return hosted.client.post("/v1/events/ticket.opened", json=body)
+
+
+def test_a_run_the_database_will_not_record_is_not_answered_as_started(hosted: Hosted) -> None:
+    from dbos import DBOS
+
+    keel_db = hosted.service.engine.store.engine
+    with refusing(keel_db, "keel_runs", ("INSERT",), f"NEW.\"order\" LIKE '%{MARK}%'"):
+        answer = fire(hosted, "evt-unrecorded", note=MARK)
+    assert answer.status_code == 503, answer.text
+    assert REFUSAL in answer.json()["detail"]
+    run_id = "hook-ticket-opened-evt-unrecorded"
+    hosted.call("GET", f"/v1/runs/{run_id}", status=404)
+    assert DBOS.get_workflow_status(run_id) is None  # nothing runs it behind the caller's back
+    again = fire(hosted, "evt-unrecorded", note=MARK)  # the database takes it now
+    assert hosted.settled(again.json()["runs"][0]["id"], ENDED)["status"] == "done"
+
+
+def test_a_run_whose_start_the_database_will_not_record_is_answered_failed(
+    hosted: Hosted,
+) -> None:
+    keel_db = hosted.service.engine.store.engine
+    when = f"NEW.status = 'running' AND NEW.\"order\" LIKE '%{MARK}%'"
+    with refusing(keel_db, "keel_runs", ("INSERT", "UPDATE"), when):
+        answer = fire(hosted, "evt-unstarted", note=MARK)
+        assert answer.status_code == 200, answer.text
+        [started] = answer.json()["runs"]
+        assert (started["status"], started["id"]) == ("failed", "hook-ticket-opened-evt-unstarted")
+        assert REFUSAL in started["error"]
+        run = hosted.call("GET", f"/v1/runs/{started['id']}")
+    assert (run["status"], run["error"]) == ("failed", started["error"])
+
+
+def test_a_run_whose_workflow_dbos_will_not_journal_is_answered_failed(hosted: Hosted) -> None:
+    run_id = "hook-ticket-opened-evt-unjournaled"
+    with (
+        journal(hosted) as (db, table),
+        refusing(db, table, ("INSERT",), f"NEW.workflow_uuid = '{run_id}'"),
+    ):
+        answer = fire(hosted, "evt-unjournaled")
+    assert answer.status_code == 200, answer.text
+    [started] = answer.json()["runs"]
+    assert (started["id"], started["status"]) == (run_id, "failed")
+    assert REFUSAL in started["error"]
+    assert hosted.call("GET", f"/v1/runs/{run_id}")["status"] == "failed"
 
 
 # -- servers without the worker (no DBOS launched) ------------------------------------------
