@@ -26,7 +26,7 @@ from keel.link.values import Conversation, RunRef
 from keel.log import logger
 from keel.runs.app import Runtime, current
 from keel.runs.approvals import wake
-from keel.runs.executors import recover_dead
+from keel.runs.executors import TERMINAL, recover_dead
 from keel.runs.values import RunOrder
 from keel.runtime.cards import decide
 from keel.store.run_values import CardRow, RunRow, RunStatus
@@ -38,7 +38,6 @@ SETTLED: frozenset[RunStatus] = frozenset({"done", "failed", "waiting"})
 # A run started in this process wakes `wait` as it ends or parks; one working elsewhere (a
 # worker took it over, a recovery) is looked at this often.
 _POLL_S = 0.1
-_TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 def new_id(kind: str, ident: str) -> str:
@@ -227,7 +226,7 @@ def wait(
         if row is not None and row.status in SETTLED and past_waiting:
             return row.status
         status = DBOS.get_workflow_status(run_id)
-        if status is not None and status.status in _TERMINAL:
+        if status is not None and status.status in TERMINAL:
             with store.transaction() as tx:
                 row = tx.run(run_id)
             return None if row is None else row.status
