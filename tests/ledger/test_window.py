@@ -51,3 +51,15 @@ def test_anything_else_says_how_to_write_a_window(text: str) -> None:
         UsageError, match=r"write a span such as 7d, 24h or 30m, or an ISO 8601 time"
     ):
         parse_since(text, NOW)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("0001-01-01T00:00:00+14:00", id="before-year-1"),
+        pytest.param("9999-12-31T23:59:59-14:00", id="after-year-9999"),
+    ],
+)
+def test_a_time_no_utc_datetime_holds_says_so(text: str) -> None:
+    with pytest.raises(UsageError, match=r"falls before year 1 or after year 9999"):
+        parse_since(text, NOW)

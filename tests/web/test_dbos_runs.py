@@ -1,12 +1,9 @@
 """Runs over HTTP on the real runs engine: the service as `keel serve` builds it, hosting
 the worker, on SQLite and on PostgreSQL.
 
-The server's runtime is launched once per module and database (DBOS is a process
-singleton, and launching it costs more than most tests here): the app's lifespan starts
-the worker when the test client is entered and stops it — DBOS with it — when the module
-is done, so another module's runtime can launch in the same process afterwards. Every run
-that waits for a card is decided before the module ends, so no workflow thread is left.
-The server answers with `--model none`; each test names its scripted model in the body.
+The server's runtime is launched once per module and database (`hosted`, in the
+conftest). The server answers with `--model none`; each test names its scripted model in
+the body.
 """
 
 from __future__ import annotations
@@ -14,115 +11,28 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import Engine as SAEngine
+from sqlalchemy import create_engine
 
+from keel.runs.app import system_database
 from keel.runs.records import run_record
-from keel.runtime.engine import Engine
-from keel.web.dbos_runs import NO_WORKER, NOT_STARTED, DurableRuns
+from keel.web.dbos_runs import NO_WORKER, NOT_STARTED
 from keel.web.service import Service
 from keel.web.serving import build_service
-from tests.databases import fresh_schema
 from tests.runs.brains import RUNS_BRAIN
-from tests.runs.conftest import drop_dbos_schema, script, write_files
+from tests.runs.conftest import write_files
 from tests.runs.processes import finish, keel
 from tests.test_import import loaded_after
+from tests.web.conftest import ENDED, Hosted
 
 NOTICE = {"name": "send_message", "arguments": {"text": "The lift is out today."}}
-SETTLED = ("done", "failed", "waiting")
-ENDED = ("done", "failed")
-
-
-@dataclass(frozen=True)
-class Hosted:
-    """The test brain served with its worker hosted, on one database."""
-
-    client: TestClient
-    service: Service
-    brain: Path
-    db: str
-    folder: Path
-
-    def call(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        answer = self.client.request(method, path, json=body)
-        assert answer.status_code == status, (answer.status_code, answer.text)
-        return answer.json()
-
-    def script(self, name: str, steps: list[dict[str, Any]]) -> str:
-        """A scripted model in the brain's folder: a run picked over HTTP reads none
-        elsewhere (`chosen_by_caller`)."""
-        (self.brain / "scripts").mkdir(exist_ok=True)
-        return script(self.brain / "scripts", name, steps)
-
-    def settled(self, run_id: str, statuses: tuple[str, ...] = SETTLED) -> dict[str, Any]:
-        """The run once its status is one of `statuses`; fails, not hangs, when it never is."""
-        deadline = time.monotonic() + 60
-        while True:
-            run: dict[str, Any] = self.call("GET", f"/v1/runs/{run_id}")
-            if run["status"] in statuses:
-                return run
-            if time.monotonic() > deadline:
-                pytest.fail(f"run {run_id} is still {run['status']}: {run}")
-            time.sleep(0.05)
-
-    def deny_pending(self) -> None:
-        """Deny every card still pending and let its run end (a run left waiting would
-        hold a workflow thread the process waits for at exit)."""
-        for card in self.call("GET", "/v1/approvals")["cards"]:
-            self.call("POST", f"/v1/approvals/{quote(card['id'], safe='')}", {"decision": "deny"})
-            self.settled(card["run_id"], ENDED)
-
-    def page(self, path: str) -> str:
-        answer = self.client.get(path)
-        assert answer.status_code == 200, (answer.status_code, answer.text)
-        return answer.text
-
-
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
-)
-def hosted(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Hosted]:
-    folder = tmp_path_factory.mktemp("hosted")
-    brain = write_files(folder / "brain", RUNS_BRAIN)
-    if request.param == "sqlite":
-        yield from _serving(brain, f"sqlite:///{(folder / 'keel.db').as_posix()}", folder)
-        return
-    with fresh_schema() as url:
-        text = url.render_as_string(hide_password=False)
-        try:
-            yield from _serving(brain, text, folder)
-        finally:
-            drop_dbos_schema(text)
-
-
-def _serving(brain: Path, db: str, folder: Path) -> Iterator[Hosted]:
-    if not db.startswith("sqlite"):
-        with Engine(brain, db, watch=False) as engine:
-            engine.apply_state()
-    svc, app = build_service(brain, db, model="none", seed=False, worker=True, env={})
-    try:
-        with TestClient(app) as client:
-            assert svc.runs.unavailable() is None
-            hosted = Hosted(client=client, service=svc, brain=brain, db=db, folder=folder)
-            try:
-                yield hosted
-            finally:
-                hosted.deny_pending()
-    finally:
-        svc.engine.close()
-    assert isinstance(svc.runs, DurableRuns)
-    assert svc.runs.left_running == 0  # no workflow thread is left behind
 
 
 def names(run: dict[str, Any]) -> list[str]:
@@ -363,6 +273,114 @@ def test_an_unknown_run_or_card_is_404(hosted: Hosted) -> None:
     assert "no run 'no-such'" in hosted.call("GET", "/v1/runs/no-such", status=404)["detail"]
     missing = hosted.call("POST", "/v1/approvals/no-such", {"decision": "deny"}, 404)
     assert "no approval card 'no-such'" in missing["detail"]
+
+
+# -- a run is answered only once it is recorded ------------------------------------------
+
+# The database itself refuses a write (a trigger), so the failure takes the real path.
+REFUSAL = "this database refuses the run"
+MARK = "refuse-to-record"
+
+
+@contextmanager
+def refusing(db: SAEngine, table: str, events: tuple[str, ...], when: str) -> Iterator[None]:
+    """While inside, `db` refuses each of `events` on `table` when `when` holds."""
+    sqlite = db.dialect.name == "sqlite"
+    if not sqlite:
+        when = when.replace("%", "%%")  # the driver's placeholders
+    with db.begin() as conn:
+        if sqlite:
+            # Read the schema first: a pooled connection may still hold an older one, and
+            # SQLite checks a new trigger's name against what the connection holds.
+            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+            for event in events:
+                conn.exec_driver_sql(
+                    f"CREATE TRIGGER keel_test_refuse_{event.lower()} BEFORE {event} ON {table} "
+                    f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END"
+                )
+        else:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION keel_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                f"$$ BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER keel_test_refuse BEFORE {' OR '.join(events)} ON {table} "
+                f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION keel_test_refuse()"
+            )
+    try:
+        yield
+    finally:
+        with db.begin() as conn:
+            if sqlite:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+                for event in events:
+                    conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse_{event.lower()}")
+            else:
+                conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse ON {table}")
+                conn.exec_driver_sql("DROP FUNCTION keel_test_refuse()")
+
+
+@contextmanager
+def journal(hosted: Hosted) -> Iterator[tuple[SAEngine, str]]:
+    """DBOS's journal of the hosted worker, and its table of workflows."""
+    target = system_database(hosted.db)
+    if target.schema:  # PostgreSQL: a schema beside Keel's, in the same database
+        yield hosted.service.engine.store.engine, f'"{target.schema}".workflow_status'
+        return
+    db = create_engine(target.url)  # SQLite: a file beside Keel's
+    try:
+        yield db, "workflow_status"
+    finally:
+        db.dispose()
+
+
+def fire(hosted: Hosted, event_id: str, **payload: str) -> Any:
+    body = {"payload": {"ticket": "T-8", **payload}, "model": "none", "event_id": event_id}
+    return hosted.client.post("/v1/events/ticket.opened", json=body)
+
+
+def test_a_run_the_database_will_not_record_is_not_answered_as_started(hosted: Hosted) -> None:
+    from dbos import DBOS
+
+    keel_db = hosted.service.engine.store.engine
+    with refusing(keel_db, "keel_runs", ("INSERT",), f"NEW.\"order\" LIKE '%{MARK}%'"):
+        answer = fire(hosted, "evt-unrecorded", note=MARK)
+    assert answer.status_code == 503, answer.text
+    assert REFUSAL in answer.json()["detail"]
+    run_id = "hook-ticket-opened-evt-unrecorded"
+    hosted.call("GET", f"/v1/runs/{run_id}", status=404)
+    assert DBOS.get_workflow_status(run_id) is None  # nothing runs it behind the caller's back
+    again = fire(hosted, "evt-unrecorded", note=MARK)  # the database takes it now
+    assert hosted.settled(again.json()["runs"][0]["id"], ENDED)["status"] == "done"
+
+
+def test_a_run_whose_start_the_database_will_not_record_is_answered_failed(
+    hosted: Hosted,
+) -> None:
+    keel_db = hosted.service.engine.store.engine
+    when = f"NEW.status = 'running' AND NEW.\"order\" LIKE '%{MARK}%'"
+    with refusing(keel_db, "keel_runs", ("INSERT", "UPDATE"), when):
+        answer = fire(hosted, "evt-unstarted", note=MARK)
+        assert answer.status_code == 200, answer.text
+        [started] = answer.json()["runs"]
+        assert (started["status"], started["id"]) == ("failed", "hook-ticket-opened-evt-unstarted")
+        assert REFUSAL in started["error"]
+        run = hosted.call("GET", f"/v1/runs/{started['id']}")
+    assert (run["status"], run["error"]) == ("failed", started["error"])
+
+
+def test_a_run_whose_workflow_dbos_will_not_journal_is_answered_failed(hosted: Hosted) -> None:
+    run_id = "hook-ticket-opened-evt-unjournaled"
+    with (
+        journal(hosted) as (db, table),
+        refusing(db, table, ("INSERT",), f"NEW.workflow_uuid = '{run_id}'"),
+    ):
+        answer = fire(hosted, "evt-unjournaled")
+    assert answer.status_code == 200, answer.text
+    [started] = answer.json()["runs"]
+    assert (started["id"], started["status"]) == (run_id, "failed")
+    assert REFUSAL in started["error"]
+    assert hosted.call("GET", f"/v1/runs/{run_id}")["status"] == "failed"
 
 
 # -- servers without the worker (no DBOS launched) ------------------------------------------

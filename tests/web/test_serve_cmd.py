@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 
 import keel.cli.serve_cmd  # noqa: F401  (registers the command)
 from keel.cli import app
+from keel.web.limits import MAX_BODY_BYTES
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import script, write_files
 from tests.runtime.driver import copy_reference
@@ -115,6 +116,15 @@ def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> No
             server.base + "/v1/turns", headers={"Authorization": "Bearer t0ken"}, timeout=10
         ).json()["turns"]
         assert len(turns) == 50  # the seed's turns are there (the newest 50 listed)
+        # A chunked body declares no length: the server counts it, and stops at the bound.
+        chunked = (b"x" * 65_536 for _ in range(32))  # 2 MiB
+        answer = httpx2.post(
+            server.base + "/v1/turns",
+            content=chunked,
+            headers={"Authorization": "Bearer t0ken", "content-type": "application/json"},
+            timeout=10,
+        )
+        assert answer.status_code == 413, answer.text
     assert server.process.returncode == 0, server.output
     assert "seed: played 70 of 70 steps" in server.output
     assert (brain / ".keel" / "keel.db").exists()
@@ -163,3 +173,30 @@ def test_serve_hosts_the_runs_worker_unless_told_not_to(
         assert isinstance(runs, DurableRuns)  # its worker starts with the app's lifespan
     else:
         assert said in runs.unavailable()
+
+
+@pytest.mark.parametrize(
+    ("flags", "bound"),
+    [
+        pytest.param([], MAX_BODY_BYTES, id="default"),
+        pytest.param(["--max-body", "4096"], 4096, id="told"),
+    ],
+)
+def test_serve_bounds_a_body_as_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], bound: int
+) -> None:
+    import uvicorn
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **_: served.append(application))
+    brain = copy_reference(tmp_path / "brain")
+    result = CliRunner().invoke(app, ["serve", str(brain), "--no-seed", "--no-worker", *flags])
+    assert result.exit_code == 0, result.output
+    assert served[0].state.service.max_body == bound
+
+
+def test_a_body_bound_out_of_range_exits_2(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    result = CliRunner().invoke(app, ["serve", str(brain), "--max-body", "10"])
+    assert result.exit_code == 2
+    assert "1024" in result.output

@@ -4,6 +4,7 @@ One process holds one Engine (watching the brain, so an edited file reaches the 
 request). A database Keel has never recorded a turn in gets the brain's seed first
 (`seed.yaml`, once), so the dashboard opens on real turns. Binds to loopback unless told
 otherwise; `--token` (or KEEL_SERVE_TOKEN) asks every `/v1` route and the dashboard for it.
+A request's body may hold `--max-body` bytes (1 MiB by default); a larger one is 413.
 
 The server hosts the runs worker (`keel.web.dbos_runs`): from start-up to shutdown the
 brain's heartbeats fire on their schedules, the runs of dead processes are taken over,
@@ -25,6 +26,7 @@ import typer
 from keel.cli.app import app, fail
 from keel.cli.options import BrainArg, DbOpt
 from keel.errors import KeelError
+from keel.web.limits import BODY_BYTES, MAX_BODY_BYTES
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -72,6 +74,15 @@ def serve(
     access_log: Annotated[
         bool, typer.Option("--access-log", help="Log every request (uvicorn's access log).")
     ] = False,
+    max_body: Annotated[
+        int,
+        typer.Option(
+            "--max-body",
+            help="The bytes a request's body may hold; a larger one is answered 413.",
+            min=BODY_BYTES.low,
+            max=BODY_BYTES.high,
+        ),
+    ] = MAX_BODY_BYTES,
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/)."""
     try:
@@ -88,7 +99,7 @@ def serve(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         svc, application = build_service(
-            brain, db, model=model, token=token, seed=seed, worker=worker
+            brain, db, model=model, token=token, seed=seed, worker=worker, max_body=max_body
         )
     except KeelError as exc:
         fail(exc)

@@ -34,4 +34,12 @@ def parse_since(text: str, now: datetime) -> datetime:
             f"since {text!r}: write a span such as 7d, 24h or 30m, or an ISO 8601 time "
             "(e.g. 2026-11-29T18:00:00Z)"
         ) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise UsageError(
+            f"since {text!r}: in UTC this time falls before year 1 or after year 9999 — "
+            "name a time between them"
+        ) from None

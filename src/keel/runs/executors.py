@@ -11,6 +11,11 @@ two processes recovering the same one re-enqueue it once), and one live process 
 
 Resuming the runs of a process that is in fact alive would run them twice at once, so the
 rules above err on the side of alive: a process on another host has `STALE_S` to beat.
+
+A run is recorded `pending` before its workflow is journaled (`keel.runs.service`). One
+whose process died between the two writes, or whose workflow ended without recording its
+start, has nothing left to run it: `settle_unstarted` records it failed, with the reason,
+rather than leave it pending for ever.
 """
 
 from __future__ import annotations
@@ -20,8 +25,15 @@ import socket
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
+from keel.log import logger
 from keel.runs.app import APP_VERSION, STALE_S, Runtime
 from keel.store.run_values import ExecutorRow
+
+LOG = logger("runs")
+# DBOS's statuses of a workflow that will not run again.
+TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+# Pending runs looked at in one beat; any beyond wait for the next.
+PENDING_LOOKED_AT = 100
 
 
 def is_dead(row: ExecutorRow | None, now: datetime, host: str) -> bool:
@@ -71,3 +83,34 @@ def recover_dead(runtime: Runtime) -> list[str]:
     with store.transaction() as tx:
         tx.remove_executors([d for d in dead if d in known])
     return [h.get_workflow_id() for h in handles]
+
+
+def settle_unstarted(runtime: Runtime) -> list[str]:
+    """Record failed the pending runs nothing will start (see the module docstring); their
+    ids. A pending run of a live process is left alone: it is between its two writes."""
+    from dbos import DBOS
+
+    store = runtime.engine.store
+    with store.transaction() as tx:
+        pending = tx.runs(status="pending", limit=PENDING_LOOKED_AT)
+        known = tx.executors() if pending else {}
+    now, host = datetime.now(UTC), socket.gethostname()
+    settled = []
+    for row in pending:
+        workflow = DBOS.get_workflow_status(row.id)
+        if workflow is not None and workflow.status in TERMINAL:
+            why = f"its workflow ended ({workflow.status}) without recording its start"
+        elif workflow is None and row.executor != runtime.executor:
+            if not is_dead(known.get(row.executor or ""), now, host):
+                continue
+            why = f"its process ({row.executor}) ended before its workflow started"
+        else:
+            continue  # journaled: it runs, or `recover_dead` hands it to a live process
+        error = f"{why} — start it again"
+        with store.transaction() as tx:
+            again = tx.run(row.id)
+            if again is not None and again.status == "pending":
+                tx.set_run_status(row.id, "failed", now, error=error)
+                settled.append(row.id)
+                LOG.warning("run %s failed: %s", row.id, error)
+    return settled

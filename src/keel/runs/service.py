@@ -1,9 +1,11 @@
 """Starting runs and waiting for them; firing events; deciding cards.
 
 What the run commands and the service call, in a process with a launched runtime
-(`keel.runs.app`). A run started here runs in this process, now: its workflow is started
-under the run's id, and `wait` follows the run's row until it is done, failed or waiting
-for a person (woken as a run started here ends or parks, else looking every 0.1 s).
+(`keel.runs.app`). A run started here runs in this process, now: its row is written as
+`pending` first, then its workflow is started under the run's id (so a run anyone was told
+of is always recorded), and `wait` follows the run's row until it is done, failed or
+waiting for a person (woken as a run started here ends or parks, else looking every
+0.1 s).
 Reading runs back needs no runtime (`keel.runs.records`).
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -21,20 +23,21 @@ from keel.brain.specs import ReachEntry
 from keel.errors import Refused
 from keel.link.reach import check_override, find_run
 from keel.link.values import Conversation, RunRef
-from keel.runs.app import Runtime
+from keel.log import logger
+from keel.runs.app import Runtime, current
 from keel.runs.approvals import wake
-from keel.runs.executors import recover_dead
+from keel.runs.executors import TERMINAL, recover_dead
 from keel.runs.values import RunOrder
 from keel.runtime.cards import decide
-from keel.store.run_values import CardRow, RunStatus
+from keel.store.run_values import CardRow, RunRow, RunStatus
 from keel.store.store import Store
 
+LOG = logger("runs")
 # A run is followed until it reaches one of these.
 SETTLED: frozenset[RunStatus] = frozenset({"done", "failed", "waiting"})
 # A run started in this process wakes `wait` as it ends or parks; one working elsewhere (a
 # worker took it over, a recovery) is looked at this often.
 _POLL_S = 0.1
-_TERMINAL = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 def new_id(kind: str, ident: str) -> str:
@@ -131,20 +134,72 @@ def hook_events(brain: Brain) -> list[str]:
 
 
 def start(order: RunOrder) -> str:
-    """Start the run's workflow in this process; its id. Starting an id again starts
-    nothing: the run under that id goes on (or has ended) as it was."""
+    """Record the run, then start its workflow in this process (`start_all`); its id."""
+    start_all([order])
+    return order.id
+
+
+def start_all(orders: Sequence[RunOrder]) -> None:
+    """Record each run as pending, all in one transaction, then start their workflows in
+    this process.
+
+    A run is recorded before anything runs it, so whoever is told of it can read it back:
+    pending, then as its workflow moves it — or failed, with the reason, when its workflow
+    could not start. When the database refuses the record, `StoreError` says why and none
+    of them started. Starting an id again starts nothing: its row and its workflow stand
+    as they are.
+    """
+    runtime = current()
+    at = datetime.now(UTC)
+    with runtime.engine.store.transaction() as tx:
+        for order in orders:
+            tx.add_run(pending(order, at, runtime.executor))
+    for order in orders:
+        _launch(runtime, order)
+
+
+def pending(order: RunOrder, at: datetime, executor: str) -> RunRow:
+    """The row of a run asked for and not started: what was asked, and who will run it."""
+    return RunRow(
+        id=order.id,
+        kind=order.kind,
+        entity_id=order.entity_id,
+        status="pending",
+        created_at=datetime.fromisoformat(order.at),
+        updated_at=at,
+        entity=order.entity,
+        reach=order.reach or (),
+        bot=order.bot,
+        chat=order.chat,
+        thread=order.thread,
+        model=order.model,
+        executor=executor,
+        order=order.to_json(),
+    )
+
+
+def _launch(runtime: Runtime, order: RunOrder) -> None:
     from dbos import DBOS, SetWorkflowID
 
-    from keel.runs.app import active
     from keel.runs.workflows import run_workflow
 
-    with SetWorkflowID(order.id):
-        handle = DBOS.start_workflow(run_workflow, order.to_json())
-    runtime = active()
+    try:
+        with SetWorkflowID(order.id):
+            handle = DBOS.start_workflow(run_workflow, order.to_json())
+    # Where a recorded run meets its journal: whatever keeps DBOS from taking it (its
+    # database refusing the row, a value it cannot write) must leave the run failed with
+    # the reason, not pending with nothing to run it. Logged whole.
+    except Exception as exc:
+        LOG.exception("run %s: its workflow could not start", order.id)
+        error = f"its workflow could not start: {type(exc).__name__}: {exc}"
+        with runtime.engine.store.transaction() as tx:
+            row = tx.run(order.id)
+            if row is not None and row.status == "pending":
+                tx.set_run_status(order.id, "failed", datetime.now(UTC), error=error)
+        return
     future = getattr(handle, "future", None)  # a workflow DBOS runs here, in a thread
-    if runtime is not None and future is not None:
+    if future is not None:
         future.add_done_callback(lambda _: runtime.note_change())
-    return order.id
 
 
 def wait(
@@ -171,7 +226,7 @@ def wait(
         if row is not None and row.status in SETTLED and past_waiting:
             return row.status
         status = DBOS.get_workflow_status(run_id)
-        if status is not None and status.status in _TERMINAL:
+        if status is not None and status.status in TERMINAL:
             with store.transaction() as tx:
                 row = tx.run(run_id)
             return None if row is None else row.status

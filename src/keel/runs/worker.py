@@ -6,8 +6,8 @@ A worker launches DBOS with an executor id of its own and takes work from the ti
 - its heartbeats are DBOS schedules, applied at start and again whenever the brain's
   files change (a heartbeat added, removed, rescheduled);
 - every `BEAT_S` it looks for processes that died with runs unfinished — a worker, a
-  `keel run` or `keel fire` killed half way — and takes their runs over
-  (`keel.runs.executors`);
+  `keel run` or `keel fire` killed half way — and takes their runs over, and records
+  failed a run recorded pending whose workflow never started (`keel.runs.executors`);
 - with `until_idle`, it stops once no run is left to do: nothing queued, and nothing
   running here or on a dead process. A run waiting for a person's approval is not work
   left: it waits in the journal, and whoever decides its card finishes it.
@@ -35,7 +35,7 @@ from keel.errors import StoreError
 from keel.log import logger
 from keel.runs.app import APP_VERSION, BEAT_S, Runtime, describe, launch
 from keel.runs.approvals import wake_decided
-from keel.runs.executors import recover_dead
+from keel.runs.executors import recover_dead, settle_unstarted
 from keel.runs.schedules import QUEUE, QUEUE_POLL_S, Schedule, apply
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice
@@ -152,11 +152,13 @@ def schedules_line(schedules: list[Schedule]) -> str:
 
 
 def look_around(runtime: Runtime) -> list[str]:
-    """One beat of a worker's watch: take over the runs of dead processes (their ids), and
-    wake the runs whose card a person decided where nothing could wake them (a reply to
-    the card in a chat turn). A database out of reach for a moment costs this beat only."""
+    """One beat of a worker's watch: take over the runs of dead processes (their ids),
+    record failed the runs recorded pending that nothing will start, and wake the runs
+    whose card a person decided where nothing could wake them (a reply to the card in a
+    chat turn). A database out of reach for a moment costs this beat only."""
     try:
         taken = recover_dead(runtime)
+        settle_unstarted(runtime)
         wake_decided(runtime.engine.store)
     except StoreError:
         LOG.warning(

@@ -3,7 +3,8 @@
 A run's workflow takes its steps in one fixed order, which a replay follows exactly:
 
 1. `start` — decide the plan (`keel.runs.plan`) and record the run as running; a run that
-   cannot start is recorded as failed, with the reason;
+   cannot start is recorded as failed, with the reason — so is one whose start the
+   database refuses to record (`unrecorded`): whoever asked for it was told of it;
 2. the work — a heartbeat or hook: one agent turn (`keel.runs.agent`); a scenario: its
    pipeline (`keel.runs.pipelines`), or one agent turn when it has none;
 3. `finish` — the run is done, or failed with the error.
@@ -31,7 +32,7 @@ from typing import Any
 from dbos import DBOS
 from dbos._error import DBOSException
 
-from keel.errors import KeelError, Refused
+from keel.errors import KeelError, Refused, StoreError
 from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
@@ -154,10 +155,46 @@ def start(context: RunContext) -> RunPlan | Failure:
         data = found.output  # a replay: the run started in an earlier execution
     else:
         context.fresh = found is None
-        data = once(store, order.id, seq, "start", compute, write, fresh=True)
+        try:
+            data = once(store, order.id, seq, "start", compute, write, fresh=True)
+        except StoreError as exc:
+            data = unrecorded(context, seq, exc)
     if "plan" not in data:
         return Failure(error=data["failed"], refused=data.get("refused", False))
     return RunPlan.from_json(data["plan"])
+
+
+def unrecorded(context: RunContext, seq: int, exc: StoreError) -> dict[str, Any]:
+    """Step `start` when the database refused the run's start (its row, its step): the run
+    fails and says why, in a write of its status alone — a run left pending would wait
+    for a start that never comes. When even that is refused, the error goes up to DBOS."""
+    order = context.order
+    error = f"its start could not be recorded: {exc}"
+    LOG.error("run %s: %s", order.id, error)
+
+    def write(tx: Tx, _: None) -> Done:
+        at = now()
+        executor = context.runtime.executor
+        if not tx.set_run_status(order.id, "failed", at, error=error, executor=executor):
+            # A schedule's tick is asked for by no one: it has no row until its start.
+            tx.record_run(
+                RunRow(
+                    id=order.id,
+                    kind=order.kind,
+                    entity_id=order.entity_id,
+                    status="failed",
+                    created_at=datetime.fromisoformat(order.at),
+                    updated_at=at,
+                    executor=executor,
+                    error=error,
+                    order=order.to_json(),
+                )
+            )
+        output = {"failed": error, "refused": False}
+        return Done(output=output, detail=f"cannot start: {error}", status="failed")
+
+    result: dict[str, Any] = once(context.store, order.id, seq, "start", nothing, write)
+    return result
 
 
 def work(context: RunContext) -> Any:

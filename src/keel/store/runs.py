@@ -1,7 +1,8 @@
 """Runs, their steps and the executors that run them (`keel_runs`, `keel_run_steps`,
 `keel_executors`).
 
-A run's row is written when its workflow starts (and again, the same, on a replay: an
+A run's row is written when it is asked for (`add_run`: once, as pending, before its
+workflow starts), again when its workflow starts (and again, the same, on a replay: an
 upsert keyed by the workflow id), and its status moves as the workflow does. A step's row
 is keyed by (run, seq); `record_step` refuses to overwrite a finished one, which is what
 makes a step that wrote its row in its effect's transaction run once.
@@ -16,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, Insert, Row, Update, bindparam, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from keel.brain.specs import ENTITY_KINDS, EntityKind, ReachEntry
 from keel.errors import StoreError
@@ -72,9 +74,27 @@ def reach_of(data: Any) -> tuple[ReachEntry, ...]:
     return tuple(ReachEntry(context=e["context"], entity=e.get("entity")) for e in data or ())
 
 
+@cache
+def _add_run(dialect: str) -> Insert:
+    stmt: sqlite.Insert | postgresql.Insert = (
+        postgresql.insert(_RUNS) if dialect == "postgresql" else sqlite.insert(_RUNS)
+    )
+    # RETURNING says whether the row was written: psycopg's rowcount here is -1.
+    return stmt.on_conflict_do_nothing(index_elements=["id"]).returning(_RUNS.c.id)
+
+
 def record_run(conn: Connection, run: RunRow) -> None:
     """Write a run's row, replacing the one with its id (a replay writes the same row)."""
-    values = {
+    conn.execute(_upsert_run(conn.dialect.name), _run_values(run))
+
+
+def add_run(conn: Connection, run: RunRow) -> bool:
+    """Write a run's row unless one has its id already; whether it wrote it."""
+    return conn.execute(_add_run(conn.dialect.name), _run_values(run)).first() is not None
+
+
+def _run_values(run: RunRow) -> dict[str, Any]:
+    return {
         "id": run.id,
         "kind": run.kind,
         "entity_id": run.entity_id,
@@ -93,7 +113,6 @@ def record_run(conn: Connection, run: RunRow) -> None:
         "created_at": utc(run.created_at, f"the start of run {run.id!r}"),
         "updated_at": utc(run.updated_at, f"the update of run {run.id!r}"),
     }
-    conn.execute(_upsert_run(conn.dialect.name), values)
 
 
 def set_run_status(

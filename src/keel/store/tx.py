@@ -281,6 +281,11 @@ class Tx:
         with self._doing(f"record run {run.id!r}") as conn:
             _runs.record_run(conn, run)
 
+    def add_run(self, run: RunRow) -> bool:
+        """Write a run's row unless one has its id already; whether it wrote it."""
+        with self._doing(f"record run {run.id!r}") as conn:
+            return _runs.add_run(conn, run)
+
     def set_run_status(
         self,
         run_id: str,

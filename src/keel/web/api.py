@@ -23,7 +23,6 @@ from keel.runtime.engine import DEFAULT_LIMIT
 from keel.turn.prepared import Session
 from keel.web.auth import require_token, served
 from keel.web.bodies import (
-    MAX_NAME,
     BindBody,
     OpenBody,
     SendBody,
@@ -36,11 +35,15 @@ from keel.web.bodies import (
     run_ref,
 )
 from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.intake import JSONRoute
+from keel.web.limits import MAX_NAME
 from keel.web.reading import recorded, shown_history
 from keel.web.service import Service
-from keel.web.shapes import binding_json, message_json, recorded_json, turn_json
+from keel.web.shapes import binding_json, message_json, read_back, recorded_json, turn_json
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+router = APIRouter(
+    prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES, route_class=JSONRoute
+)
 Svc = Annotated[Service, Depends(served)]
 TurnId = Annotated[int, Path(ge=1, le=2**62, description="A recorded turn's id.")]
 Limit = Annotated[int, Query(ge=0, le=1000)]
@@ -50,7 +53,18 @@ QChat = Annotated[str, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x0
 QSince = Annotated[Since, Query()]
 
 
-@router.post("/turns", summary="Prepare a turn, or answer it with the server's model")
+TURN_READ = {"ident": "$response.body#/id"}
+
+
+@router.post(
+    "/turns",
+    summary="Prepare a turn, or answer it with the server's model",
+    responses=read_back(
+        "The turn as `keel turn --json` prints it, with its `id` (null for a dry run).",
+        GetTurn=("/v1/turns/{ident}", TURN_READ),
+        ExplainTurn=("/v1/turns/{ident}/explain", TURN_READ),
+    ),
+)
 async def post_turn(body: TurnBody, svc: Svc) -> KeelJSON:
     """`keel turn --json`: what the turn carries, its sections, its fit — and its `id`.
 

@@ -16,12 +16,17 @@ from fastapi import APIRouter, Depends, Path, Query
 
 from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
-from keel.web.bodies import MAX_NAME, DecisionBody, EventBody, RunBody
+from keel.web.bodies import DecisionBody, EventBody, RunBody
 from keel.web.errors import RESPONSES, KeelJSON, Missing
+from keel.web.intake import JSONRoute
+from keel.web.limits import MAX_NAME
 from keel.web.runs import Where
 from keel.web.service import Service
+from keel.web.shapes import read_back
 
-router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES)
+router = APIRouter(
+    prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES, route_class=JSONRoute
+)
 Svc = Annotated[Service, Depends(served)]
 Ident = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00/]+$")]
 
@@ -31,7 +36,14 @@ def get_runs(svc: Svc, limit: Annotated[int, Query(ge=0, le=1000)] = 50) -> Keel
     return KeelJSON({"runs": [r.to_json() for r in svc.runs.runs(limit=limit)]})
 
 
-@router.post("/runs", summary="Start a heartbeat or a scenario now")
+@router.post(
+    "/runs",
+    summary="Start a heartbeat or a scenario now",
+    responses=read_back(
+        "The run, as recorded once it took its first step.",
+        GetRun=("/v1/runs/{run_id}", {"run_id": "$response.body#/id"}),
+    ),
+)
 def post_run(body: RunBody, svc: Svc) -> KeelJSON:
     """The run as it started; hooks start from events (`POST /v1/events/{event}`)."""
     start = body.start(model=_model(body.model, svc))
@@ -47,7 +59,14 @@ def get_run(run_id: Ident, svc: Svc) -> KeelJSON:
     return KeelJSON(found.to_json())
 
 
-@router.post("/events/{event}", summary="Fire an event: the hooks that listen to it run")
+@router.post(
+    "/events/{event}",
+    summary="Fire an event: the hooks that listen to it run",
+    responses=read_back(
+        "The event and the runs it started, each as recorded once it took its first step.",
+        GetFirstRun=("/v1/runs/{run_id}", {"run_id": "$response.body#/runs/0/id"}),
+    ),
+)
 def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
     svc.brain()
     started = svc.runs.fire(

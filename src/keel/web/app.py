@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from keel.web import api, api_runs, errors, pages
 from keel.web.auth import TokenGate
 from keel.web.errors import KeelJSON
+from keel.web.intake import BodyLimit
 from keel.web.service import Service
 
 DESCRIPTION = """\
@@ -30,10 +31,11 @@ Keel's turns, chats, reports and runs over HTTP: each route does what the `keel`
 of the same name does, and answers with what that command prints with `--json`.
 
 Errors: 409 `{"refused": reason}` for a refusal, 409 `{"overflow", "fit"}` for a turn that
-does not fit, 422 for a body that is not valid (naming the field) or a request that cannot
-be done, 404 for a missing thing, 501 when this server runs no runs, 503 when the
-database cannot be used or the runs worker stopped. With `keel serve --token`, every `/v1`
-route needs `Authorization: Bearer <token>`.
+does not fit, 413 for a body larger than the server's bound (1 MiB unless `keel serve
+--max-body` says otherwise), 422 for a body that is not JSON or not valid (naming the
+field) or a request that cannot be done, 404 for a missing thing, 501 when this server
+runs no runs, 503 when the database cannot be used or the runs worker stopped. With `keel
+serve --token`, every `/v1` route needs `Authorization: Bearer <token>`.
 """
 
 
@@ -68,6 +70,9 @@ def create_app(svc: Service) -> FastAPI:
         redoc_url=None,
     )
     app.state.service = svc
+    # The last added runs first: a request without the token is refused before its body is
+    # counted, and a body too large before anything parses it.
+    app.add_middleware(BodyLimit)
     app.add_middleware(TokenGate)
     errors.install(app)
     app.add_exception_handler(pages.SignIn, _sign_in)

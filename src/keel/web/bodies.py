@@ -2,8 +2,10 @@
 
 Every body is a pydantic model with `extra="forbid"`, so a misspelt field is a 422 that
 names it. Strings are bounded and may not hold NUL or unpaired surrogates (no database
-stores them); a time carries its zone and lies between 1970 and 9000; a window (`since`)
-is a span or an ISO time, parsed here so its error names the field. The turn body is the
+stores them); a time carries its zone and lies between 1970 and 9000 in UTC; a window
+(`since`) is a span or an ISO time, parsed here so its error names the field. A free-form
+value (an event's payload, a scenario's vars) nests at most `MAX_JSON_DEPTH` levels, and
+its strings follow the same rule. The bounds are `keel.web.limits`. The turn body is the
 flags of `keel turn` in snake case, and a brain's seed file (`keel.web.seed`) writes each
 step as the body of its route.
 """
@@ -27,15 +29,8 @@ from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
 from keel.ledger import parse_overrides, parse_since
 from keel.link.values import Conversation, RunRef, TurnRequest
+from keel.web.limits import EARLIEST, LATEST, MAX_JSON_DEPTH, MAX_LIST, MAX_NAME, MAX_TEXT
 from keel.web.runs import RunStart, Where
-
-# Ids (bots, chats, contexts, entity keys, message ids) and texts (messages) are bounded so
-# one request cannot make the server hold or store an unbounded value.
-MAX_NAME = 512
-MAX_TEXT = 100_000
-MAX_LIST = 100
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def clean(value: str) -> str:
@@ -50,9 +45,15 @@ def clean(value: str) -> str:
 
 
 def _in_range(value: datetime) -> datetime:
-    moment = value.astimezone(UTC)
-    if not EARLIEST <= moment < LATEST:
-        raise ValueError("must lie between 1970-01-01 and 9000-01-01")
+    try:
+        moment = value.astimezone(UTC)
+    except OverflowError:  # in UTC it falls before year 1 or after 9999
+        moment = None
+    if moment is None or not EARLIEST <= moment < LATEST:
+        raise ValueError(
+            f"must lie between {EARLIEST:%Y-%m-%d} and {LATEST:%Y-%m-%d} in UTC "
+            "(a time with a zone, e.g. 2026-11-29T18:00:00Z)"
+        )
     return moment
 
 
@@ -66,10 +67,30 @@ def _run(value: str) -> str:
 def _since(value: str) -> str:
     try:
         parse_since(value, datetime.now(UTC))
-    except UsageError:
-        raise ValueError(
-            "write a span such as 7d, 24h or 30m, or an ISO 8601 time (e.g. 2026-11-29T18:00:00Z)"
-        ) from None
+    except UsageError as exc:
+        raise ValueError(str(exc).removeprefix(f"since {value!r}: ")) from None
+    return value
+
+
+def _plain_json(value: dict[str, Any]) -> dict[str, Any]:
+    """A free-form value every layer below can hold: at most `MAX_JSON_DEPTH` levels deep
+    (the value itself the first), and no string a database cannot store. Walked with a
+    stack, not recursion: how deep it goes is what is being checked."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            clean(item)
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(
+                f"nests deeper than {MAX_JSON_DEPTH} levels — flatten it, or send what lies "
+                "deeper as a string"
+            )
+        children = [*item, *item.values()] if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
     return value
 
 
@@ -237,7 +258,10 @@ class WhatIfBody(Body):
 
 
 # A JSON object a caller hands to brain code: an event's payload, a scenario's vars.
-JSONObject = dict[Annotated[str, Field(max_length=MAX_NAME), AfterValidator(clean)], Any]
+JSONObject = Annotated[
+    dict[Annotated[str, Field(max_length=MAX_NAME), AfterValidator(clean)], Any],
+    AfterValidator(_plain_json),
+]
 ModelSpec = Annotated[
     str,
     Field(

@@ -10,9 +10,11 @@ the server takes its first request. At shutdown (`close`) the runs still working
 a few seconds to finish or reach a card, then the worker is told to stop and joined, and
 DBOS with it.
 
-A run started here (`start`, `fire`) runs in this process, in DBOS's workflow threads. The
-call answers once the run has recorded its first step (or after `START_WAIT_S`), and
-`run` follows it from then on. Deciding a card records the decision and wakes the run
+A run started here (`start`, `fire`) runs in this process, in DBOS's workflow threads. It
+is recorded (pending) before its workflow starts, and the call answers once the run has
+taken its first step (or failed to, or after `START_WAIT_S`): what it answers is always a
+run `run` reads back. A run the database refuses to record is not started, and the call
+raises the `StoreError` (503) that says why. Deciding a card records the decision and wakes the run
 where it waits — in this process, or in the live process that runs it; a run whose
 process died is taken over here.
 
@@ -32,18 +34,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
-from keel.errors import KeelError, UsageError
+from keel.errors import KeelError, StoreError, UsageError
 from keel.link.values import Conversation, RunRef
 from keel.log import logger
 from keel.runs.app import Runtime, active, system_database
 from keel.runs.records import run_record
-from keel.runs.service import decide_and_wake, hook_orders, order_for
-from keel.runs.service import start as start_workflow
+from keel.runs.service import decide_and_wake, hook_orders, order_for, start_all
 from keel.runs.values import RunOrder
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model
@@ -256,7 +256,7 @@ class DurableRuns(RunsBackend):
             run_id=run_id,
         )
         order = speaking(order, start.where)
-        start_workflow(order)
+        start_all([order])
         return self._started(order)
 
     @override
@@ -276,8 +276,7 @@ class DurableRuns(RunsBackend):
                 self._engine.brain, event, payload, model=model_spec(model), event_id=event_id
             )
         ]
-        for order in orders:
-            start_workflow(order)
+        start_all(orders)
         return [self._started(order) for order in orders]
 
     @override
@@ -305,22 +304,19 @@ class DurableRuns(RunsBackend):
         return runtime
 
     def _started(self, order: RunOrder) -> Run:
-        """The run once it has recorded its first step; pending when it has not in time."""
+        """The run once it has taken its first step (or failed to), else as it stands after
+        `START_WAIT_S`: always as recorded, since it was recorded before it started."""
         deadline = time.monotonic() + START_WAIT_S
         while True:
             with self._engine.store.transaction() as tx:
                 found = whole(tx, order.id)
-            if found is not None:
-                return found
-            if time.monotonic() > deadline:
-                return Run(
-                    id=order.id,
-                    run=order.ref,
-                    status="pending",
-                    entity=order.entity,
-                    model=order.model,
-                    started_at=datetime.fromisoformat(order.at),
+            if found is None:
+                raise StoreError(
+                    f"run {order.id} was recorded and its row is gone — was it deleted? "
+                    "Start it again"
                 )
+            if found.status != "pending" or time.monotonic() > deadline:
+                return found
             time.sleep(_POLL_S)
 
 

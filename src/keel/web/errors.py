@@ -3,8 +3,10 @@
     Refused, LinkError     409  {"refused": reason}
     FitOverflow            409  {"overflow": reason, "fit": {estimate, window, ...}}
     UsageError             422  {"detail": reason}
-    a body or query that does not validate
+    a body or query that does not validate (or a body that is not JSON)
                            422  {"detail": [{"loc": [...], "msg": ..., "type": ...}]}
+    a body larger than the server's bound
+                           413  {"detail": reason}       (`keel.web.intake`)
     a missing thing        404  {"detail": reason}       (raised by the routes)
     RunsUnavailable        501  {"detail": reason}       (no runs on this server)
     RunsDown               503  {"detail": reason}       (its worker stopped)
@@ -77,14 +79,18 @@ async def _invalid(_: Request, exc: Exception) -> KeelJSON:
     """The body or query did not validate: each problem with where it is (no input echo)."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
     detail = [
-        {
-            "loc": [str(part) for part in e.get("loc", ())],
-            "msg": e.get("msg"),
-            "type": e.get("type"),
-        }
+        {"loc": [str(part) for part in e.get("loc", ())], "msg": _said(e), "type": e.get("type")}
         for e in errors
     ]
     return _answer(422, {"detail": detail})
+
+
+def _said(error: Mapping[str, Any]) -> Any:
+    """A problem's message; a body that is not JSON says the parser's reason too."""
+    reason = (error.get("ctx") or {}).get("error")
+    if error.get("type") == "json_invalid" and isinstance(reason, str):
+        return f"{error.get('msg')}: {reason}"
+    return error.get("msg")
 
 
 def install(app: FastAPI) -> None:
@@ -108,6 +114,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": 'Refused (`{"refused": reason}`), or a turn that does not fit '
         '(`{"overflow": reason, "fit": {...}}`).'
     },
+    413: {"description": "A body larger than the server's bound (`keel serve --max-body`)."},
     422: {"description": "A body, path or query that is not valid, or a request Keel cannot do."},
     501: {"description": 'This server runs no runs: `{"detail": reason}`.'},
     503: {

@@ -2,7 +2,8 @@
 
 One `Engine` (watching the brain, so an edited file reaches the next request), the model
 that answers turns (None: turns are prepared only), the runs backend, the bearer token
-(None: no token asked), and what the seed did at start. Each request asks for the brain
+(None: no token asked), the bytes a request's body may hold, and what the seed did at
+start. Each request asks for the brain
 through `brain()`, which logs the files a new snapshot could not load — once per
 snapshot, so a broken file is never silent and never floods the log — and holds
 `database()` around its Engine calls.
@@ -19,6 +20,7 @@ from keel.brain.snapshot import Brain
 from keel.log import logger
 from keel.runtime.engine import Engine
 from keel.runtime.models import ModelClient
+from keel.web.limits import MAX_BODY_BYTES
 from keel.web.runs import NoRuns, RunsBackend
 
 LOG = logger("serve")
@@ -33,7 +35,8 @@ class Seeded:
 
 
 class Service:
-    """The engine, the model, the runs and the token of one server process."""
+    """The engine, the model, the runs, the token and the body bound of one server
+    process."""
 
     def __init__(
         self,
@@ -44,6 +47,7 @@ class Service:
         runs: RunsBackend | None = None,
         token: str | None = None,
         seeded: Seeded | None = None,
+        max_body: int = MAX_BODY_BYTES,
     ) -> None:
         self.engine = engine
         self.model = model
@@ -51,6 +55,7 @@ class Service:
         self.runs: RunsBackend = runs if runs is not None else NoRuns()
         self.token = token or None
         self.seeded = seeded or Seeded()
+        self.max_body = max_body  # the bytes a request's body may hold (`keel.web.intake`)
         self._seen: Brain | None = None
         self._lock = threading.Lock()
         # SQLite has one writer at a time, and every store transaction takes the write lock

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import build_model, default_model, parse_model
 from keel.web.app import create_app
+from keel.web.limits import MAX_BODY_BYTES
 from keel.web.runs import RunsBackend
 from keel.web.seed import Claimed, play_runs, seed_once, skip_runs
 from keel.web.service import Seeded, Service
@@ -37,12 +38,14 @@ def build_service(
     runs: RunsBackend | None = None,
     worker: bool = False,
     env: Mapping[str, str] | None = None,
+    max_body: int = MAX_BODY_BYTES,
 ) -> tuple[Service, FastAPI]:
     """The service and its application; the caller closes `service.engine` when done.
 
     `runs` is the runs backend to serve; without one, `worker=True` serves runs on
     `keel.runs` and hosts their worker while the application runs (runs answer with the
-    server's `model`, when one is named), and `worker=False` serves none.
+    server's `model`, when one is named), and `worker=False` serves none. `max_body` is
+    the bytes a request's body may hold (413 past it).
 
     Raises `UsageError` for a brain that is not one or a model that cannot be built, and
     `StoreError` for a database that cannot be used.
@@ -74,6 +77,7 @@ def build_service(
         runs=runs,
         token=token,
         seeded=claimed.seeded,
+        max_body=max_body,
     )
     _seed_runs(svc, claimed)
     return svc, create_app(svc)

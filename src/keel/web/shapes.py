@@ -4,6 +4,9 @@ A listed turn, a chat message and a binding read as `keel turns`, `keel history`
 `keel bindings` print them; a recorded turn (`GET /v1/turns/{id}`) adds what the journal
 kept of it: refusals with reasons, the catalog, each section with its place, budget,
 size and text, the fit, and the turn's request as it came.
+
+`read_back` documents, in the OpenAPI document, the route that reads back what an answer
+names (a turn's `id`, a run's): a client, or a fuzzer, follows it without guessing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,25 @@ from keel.ledger.chat_context import decision_json
 from keel.link.values import Binding
 from keel.store.journal_values import SectionSize, TurnJournal
 from keel.store.listing import LoggedMessage
+
+
+def read_back(description: str, **links: tuple[str, dict[str, str]]) -> dict[int | str, Any]:
+    """A route's 200 answer with OpenAPI links: each names a `GET` route (its path) and its
+    path parameters as runtime expressions (`$response.body#/id`)."""
+    return {
+        200: {
+            "description": description,
+            "links": {
+                name: {
+                    "operationRef": "#/paths/"
+                    + path.replace("~", "~0").replace("/", "~1")
+                    + "/get",
+                    "parameters": parameters,
+                }
+                for name, (path, parameters) in links.items()
+            },
+        }
+    }
 
 
 def turn_json(journal: TurnJournal) -> dict[str, Any]:
