@@ -266,7 +266,9 @@ def test_a_run_left_waiting_by_a_process_that_ended_is_finished_here(hosted: Hos
 def test_what_cannot_start_says_why(
     hosted: Hosted, body: dict[str, Any], status: int, said: str
 ) -> None:
-    assert said in hosted.call("POST", "/v1/runs", body, status)["detail"]
+    detail = hosted.call("POST", "/v1/runs", body, status)["detail"]
+    assert said in detail
+    assert str(hosted.brain.resolve()) not in detail, "the server's own paths stay its own"
 
 
 def test_an_unknown_run_or_card_is_404(hosted: Hosted) -> None:

@@ -165,3 +165,20 @@ def test_the_system_page_shows_recent_runs_and_the_cards_waiting_to_be_decided(
     )
     assert (decided.status_code, decided.headers["location"]) == (303, "/")
     assert 'data-card="card-1"' not in html(served, "/")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/chat?chat=%00", id="chat-nul"),
+        pytest.param("/chat?chat=" + "x" * 600, id="chat-long"),
+        pytest.param("/turns?chat=%00", id="turns-chat-nul"),
+        pytest.param("/runs/%00", id="run-nul"),
+        pytest.param("/roles/%00", id="role-nul"),
+    ],
+)
+def test_a_name_no_store_can_hold_is_refused_with_422_on_every_database(
+    served: Served, path: str
+) -> None:
+    answer = served.client.get(path)
+    assert answer.status_code == 422, (answer.status_code, answer.text[:300])

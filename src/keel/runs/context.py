@@ -30,8 +30,7 @@ from keel.runs.app import Runtime
 from keel.runs.commits import Pin
 from keel.runs.values import RunOrder, RunPlan
 from keel.runtime.engine import Engine
-from keel.runtime.model_specs import ModelChoice, build_model, parse_model
-from keel.runtime.model_specs import _step as scripted_step
+from keel.runtime.model_specs import ModelChoice, build_model, parse_model, scripted_step
 from keel.runtime.models import ModelClient, OpenAIChatModel
 from keel.store.store import Store
 from keel.testing import ScriptedModel
@@ -151,5 +150,5 @@ def run_model(choice: ModelChoice, *, served: int) -> ModelClient | None:
     path = choice.path or Path()
     # build_model read the same file and found it sound.
     steps = json.loads(path.read_text(encoding="utf-8"))
-    script = [scripted_step(path, number, step) for number, step in enumerate(steps, 1)]
+    script = [scripted_step(str(path), number, step) for number, step in enumerate(steps, 1)]
     return OpenAIChatModel(client=ScriptedModel(script[served:]).openai_client())

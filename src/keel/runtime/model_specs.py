@@ -108,6 +108,9 @@ def chosen_by_caller(
             f"model {spec!r}: the scripted file is outside the brain — keep it in the "
             "brain's folder and write its path from there, e.g. scripted:seed/NAME.json"
         )
+    # Checked here, where its messages name the file as the caller wrote it: the caller
+    # is told nothing of where the server keeps its brain.
+    _scripted(path, shown=choice.path.as_posix())
     return f"scripted:{path}"
 
 
@@ -179,24 +182,26 @@ def _sdk(name: str) -> Any:
 _SCRIPT = Tree(name="its folder", file="scripted model file", limit=MAX_FILE_BYTES)
 
 
-def _scripted(path: Path) -> ModelClient:
-
+def _scripted(path: Path, *, shown: str | None = None) -> ModelClient:
+    """The scripted model at `path`; its errors name the file `shown` (else `path`)."""
+    name = shown if shown is not None else str(path)
     try:
         raw = read_file(str(path.parent.resolve()), path.name, tree=_SCRIPT)
     except ContentError as exc:
-        raise UsageError(f"{path}: the scripted model cannot be read — {exc.reason}") from None
+        raise UsageError(f"{name}: the scripted model cannot be read — {exc.reason}") from None
     try:
         steps = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: the scripted model is not JSON ({exc})") from None
+        raise UsageError(f"{name}: the scripted model is not JSON ({exc})") from None
     if not isinstance(steps, list):
-        raise UsageError(f"{path}: a scripted model is a JSON list of steps")
-    script = [_step(path, number, step) for number, step in enumerate(steps, 1)]
+        raise UsageError(f"{name}: a scripted model is a JSON list of steps")
+    script = [scripted_step(name, number, step) for number, step in enumerate(steps, 1)]
     return OpenAIChatModel(client=ScriptedModel(script).openai_client())
 
 
-def _step(path: Path, number: int, step: Any) -> ScriptedStep:
-    where = f"{path}: step {number}"
+def scripted_step(name: str, number: int, step: Any) -> ScriptedStep:
+    """Step `number` of the scripted model `name` (as its messages call the file)."""
+    where = f"{name}: step {number}"
     if not isinstance(step, dict) or not set(step) <= {"text", "tool_calls", "sleep_s"}:
         raise UsageError(f'{where}: write {{"text"}}, {{"tool_calls"}} and/or {{"sleep_s"}}')
     calls: list[ToolCall | RawToolCall] = []

@@ -28,6 +28,7 @@ from fastapi.templating import Jinja2Templates
 
 from keel.errors import KeelError, UsageError
 from keel.ledger import DEFAULT_SINCE, parse_since
+from keel.link.values import id_problem
 from keel.web.auth import COOKIE, matches, same_origin, service, signed_in
 from keel.web.charts import Point, size_chart
 from keel.web.inspector import inspect_turn
@@ -99,6 +100,8 @@ def system(request: Request, svc: Svc) -> HTMLResponse:
 
 @router.get("/roles/{role}", dependencies=[Guarded])
 def role_page(request: Request, role: str, svc: Svc, since: str = DEFAULT_SINCE) -> Response:
+    if (refused := _unusable(request, role=role)) is not None:
+        return refused
     if role not in svc.brain().roles:
         return page(request, "missing.html", 404, what=f"no role '{role}' in this brain")
     try:
@@ -141,6 +144,8 @@ def turns_page(
     role: str | None = None,
     limit: Annotated[int, Query(ge=1, le=SHOWN)] = 100,
 ) -> HTMLResponse:
+    if (refused := _unusable(request, chat=chat, role=role)) is not None:
+        return refused
     found = svc.engine.turns(chat=chat or None, role=role or None, limit=limit)
     return page(request, "turns.html", turns=found, chat=chat, role=role)
 
@@ -164,6 +169,8 @@ def chats_page(request: Request, svc: Svc) -> HTMLResponse:
 def chat_page(request: Request, svc: Svc, chat: str = "") -> HTMLResponse:
     if not chat:
         return page(request, "missing.html", 404, what="name a chat: /chat?chat=...")
+    if (refused := _unusable(request, chat=chat)) is not None:
+        return refused
     return page(
         request,
         "chat.html",
@@ -184,6 +191,8 @@ def runs_page(request: Request, svc: Svc) -> HTMLResponse:
 
 @router.get("/runs/{run_id}", dependencies=[Guarded])
 def run_page(request: Request, run_id: str, svc: Svc) -> HTMLResponse:
+    if (refused := _unusable(request, run=run_id)) is not None:
+        return refused
     try:
         found = svc.runs.run(run_id)
     except RunsUnavailable as exc:
@@ -243,3 +252,13 @@ async def login(request: Request) -> Response:
     answer = RedirectResponse("/", status_code=303)
     answer.set_cookie(COOKIE, given, httponly=True, samesite="strict")
     return answer
+
+
+def _unusable(request: Request, **names: str | None) -> HTMLResponse | None:
+    """A 422 page for a name in the address that no store can hold (a NUL, 600 characters),
+    before a database is asked about it (PostgreSQL refuses a NUL outright)."""
+    for what, value in names.items():
+        problem = id_problem(value, f"the {what}") if value else None
+        if problem is not None:
+            return page(request, "missing.html", 422, what=problem)
+    return None
