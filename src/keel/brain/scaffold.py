@@ -15,6 +15,7 @@ contexts:
   keep: 3            # turns an inferred link (reply, code, ask) stays attached
 state:
   rows: 20           # rows a context's view shows
+  readTimeoutMs: 2000  # how long one read of a view may take before it is a stub
 messageOrigins:
   retentionDays: 365 # replies to older messages link nothing (0 = keep forever)
 contentProbe:
