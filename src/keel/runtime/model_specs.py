@@ -80,7 +80,12 @@ def parse_model(spec: str) -> ModelChoice:
 
 
 def chosen_by_caller(
-    spec: str, root: Path, *, server: str | None = None, any_server: bool = False
+    spec: str,
+    root: Path,
+    *,
+    server: str | None = None,
+    any_server: bool = False,
+    read_now: bool = True,
 ) -> str:
     """A model spec a caller of the service (or a brain's seed) picked for a run, as the run
     will use it; `UsageError` saying why it may not.
@@ -90,6 +95,8 @@ def chosen_by_caller(
     inside the brain at `root` (written from there, made absolute here), and another
     OpenAI-compatible server only with `any_server` (a seed, which comes with the brain) —
     either would make the server read a file or send its key where the caller says.
+    With `read_now` a scripted file is read here, where its errors can name it as the
+    caller wrote it; without, it is read when the run starts.
     """
     choice = parse_model(spec)
     if server is not None and choice.spec == parse_model(server).spec:
@@ -108,9 +115,9 @@ def chosen_by_caller(
             f"model {spec!r}: the scripted file is outside the brain — keep it in the "
             "brain's folder and write its path from there, e.g. scripted:seed/NAME.json"
         )
-    # Checked here, where its messages name the file as the caller wrote it: the caller
-    # is told nothing of where the server keeps its brain.
-    _scripted(path, shown=choice.path.as_posix())
+    if read_now:
+        # The caller is told nothing of where the server keeps its brain.
+        _scripted(path, shown=choice.path.as_posix())
     return f"scripted:{path}"
 
 

@@ -100,7 +100,8 @@ def _model_in_brain(value: str | None, info: ValidationInfo) -> str | None:
     if not isinstance(root, Path):
         raise ValueError("a seed's models are checked against its brain: read it with read_seed")
     try:
-        return chosen_by_caller(value, root, any_server=True)
+        # Read when its step starts: a missing file skips that step, not the whole seed.
+        return chosen_by_caller(value, root, any_server=True, read_now=False)
     except UsageError as exc:
         raise ValueError(str(exc)) from None
 
