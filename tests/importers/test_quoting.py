@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keel.brain.document import is_utf8
 from keel.brain.yamlread import exact_load, fast_load
-from keel.importers.quoting import is_utf8, quoted, shown, unquoted
+from keel.importers.quoting import quoted, shown, unquoted
 
 ANY_CHAR = st.one_of(
     st.characters(exclude_categories=[]),

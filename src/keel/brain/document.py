@@ -47,6 +47,16 @@ class Document:
     body: str
 
 
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a name the file system gave with bytes that
+    were not UTF-8, or a JSON `\\ud800`, holds half of a surrogate pair and cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 EMPTY_MARKDOWN = "the file is empty — write frontmatter between '---' lines"
 
 

@@ -25,7 +25,7 @@ from keel.brain.constitution import (
     Manifest,
     Tenancy,
 )
-from keel.brain.document import Document, decode, parse_yaml, split
+from keel.brain.document import Document, decode, is_utf8, parse_yaml, split
 from keel.brain.problems import validation_errors
 from keel.brain.reading import read_file
 from keel.brain.specs import (
@@ -100,7 +100,7 @@ def location_of(path: str) -> Location | ContentError | None:
     """What a brain-relative POSIX path is; None for files Keel does not read."""
     parts = path.split("/")
     name = parts[-1]
-    if parts[0] in ("features", "constitution", "state") and not _utf8(path):
+    if parts[0] in ("features", "constitution", "state") and not is_utf8(path):
         # os.scandir hands undecodable bytes over as lone surrogates, which no message,
         # terminal or database can carry: report the name with them replaced.
         shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -130,14 +130,6 @@ def location_of(path: str) -> Location | ContentError | None:
             f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md",
         )
     return Location(kind, ident, feature, folder)
-
-
-def _utf8(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _kind_of(name: str) -> tuple[Kind | None, str]:

@@ -24,7 +24,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from keel.importers.quoting import is_utf8, shown
+from keel.brain.document import is_utf8
+from keel.importers.quoting import shown
 from keel.importers.rules import Notice
 
 SKIPPED_DIRS = frozenset(

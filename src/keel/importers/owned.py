@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from keel.brain.document import is_utf8
 from keel.brain.reading import read_file
 from keel.errors import ContentError
 from keel.importers.generated import owner_of, written_by_import
-from keel.importers.quoting import is_utf8
 
 # As the brain loader: directories Keel never reads, and hidden ones.
 IGNORED_DIRS = frozenset({".keel", ".git", "__pycache__", ".venv", "node_modules"})

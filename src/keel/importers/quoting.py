@@ -80,12 +80,3 @@ def shown(text: str) -> str:
         else:
             out.append(_escape(char))
     return "".join(out)
-
-
-def is_utf8(text: str) -> bool:
-    """Whether a name as the file system gave it was valid UTF-8 (no lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

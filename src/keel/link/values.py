@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from keel.brain.document import is_utf8
 from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS, MAX_ENTITY_CHARS
 from keel.brain.specs import EntityKind, ReachEntry
 from keel.errors import UsageError
@@ -36,9 +37,7 @@ def _text_problem(value: str, what: str) -> str | None:
     # UTF-8) and PostgreSQL refuses NUL; no id needs a control character.
     if value.isprintable():
         return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
+    if not is_utf8(value):
         return f"{what} is not valid UTF-8 ({value!r})"
     return f"{what} holds a control character ({value!r}) — ids are printable text"
 
@@ -56,12 +55,8 @@ def check_text(value: str, what: str) -> None:
     """Refuse text that cannot be stored (not UTF-8, or holding NUL), naming it."""
     if "\x00" in value:
         raise UsageError(f"{what} holds a NUL character — remove it")
-    if value.isascii():
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"{what} is not valid UTF-8 — pass text, not raw bytes") from None
+    if not value.isascii() and not is_utf8(value):
+        raise UsageError(f"{what} is not valid UTF-8 — pass text, not raw bytes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

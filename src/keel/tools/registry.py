@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from keel.assemble.values import ToolCall, ToolSpec
+from keel.brain.document import is_utf8
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.code.runner import CodeRunner
@@ -152,26 +153,18 @@ def argument_problems(validator: Validator, arguments: Mapping[str, Any]) -> lis
 def _not_text(value: Any, where: str) -> Iterator[str]:
     """Where in an argument value a string holds a lone surrogate (keys included)."""
     if isinstance(value, str):
-        if not value.isascii() and not _encodes(value):
+        if not value.isascii() and not is_utf8(value):
             yield where
     elif isinstance(value, Mapping):
         for key, item in value.items():
             inner = f"{where}.{key}" if where else str(key)
-            if isinstance(key, str) and not _encodes(key):
+            if isinstance(key, str) and not is_utf8(key):
                 yield where or "arguments"
             else:
                 yield from _not_text(item, inner)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             yield from _not_text(item, f"{where}.{index}" if where else str(index))
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def usage(tool: ToolSpec) -> str:
