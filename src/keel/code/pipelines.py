@@ -44,7 +44,7 @@ from keel.errors import KeelError, UsageError
 
 if TYPE_CHECKING:
     from keel.code.batches import Pending
-    from keel.code.pool import WorkerPool
+    from keel.code.talkback import TalkingPool
 
 # The pipeline's own computing time, by default (the time its ctx calls take is free).
 DEFAULT_PIPELINE_TIMEOUT_MS = 10_000
@@ -149,7 +149,7 @@ class PipelineAnswer:
 
 
 def run_pipeline(
-    pool: WorkerPool,
+    pool: TalkingPool,
     call: PipelineCall,
     on_call: OnCall,
     *,
@@ -202,7 +202,7 @@ def run_pipeline(
 
 
 def _converse(
-    pool: WorkerPool, pending: Pending, calls: list[CtxCall], on_call: OnCall
+    pool: TalkingPool, pending: Pending, calls: list[CtxCall], on_call: OnCall
 ) -> Failure | None:
     """Answer the pipeline's asks until it ends; a failure found here (not deterministic)."""
     made = 0

@@ -22,7 +22,8 @@ from typing import Protocol, TypeVar
 from keel.code.answers import engage_answer, gate_answer, match_answer, render_answer
 from keel.code.modules import CodeKind
 from keel.code.pipelines import CtxCall, OnCall, PipelineAnswer, PipelineCall, run_pipeline
-from keel.code.pool import LOG, WorkerPool
+from keel.code.pool import LOG
+from keel.code.talkback import TalkingPool
 from keel.code.values import (
     DEFAULT_TIMEOUT_MS,
     EngageAnswer,
@@ -57,7 +58,7 @@ C = TypeVar("C", bound=_Call)
 A = TypeVar("A", bound=_Answer)
 
 
-class CodeRunner(WorkerPool):
+class CodeRunner(TalkingPool):
     """Runs one brain's code in worker processes; thread-safe; a context manager."""
 
     def match_all(
