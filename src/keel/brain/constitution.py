@@ -38,6 +38,19 @@ class Tenancy:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CodeAccess:
+    """MANIFEST `code:`: what brain code's worker processes are given beyond the minimum.
+
+    `env` names the environment variables passed on from Keel's own environment (never one
+    of Keel's own, `KEEL_*`); `network` False refuses them IPv4 and IPv6 sockets where the
+    platform allows (`keel.code.boundary`).
+    """
+
+    env: tuple[str, ...] = ()
+    network: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Manifest:
     """`constitution/MANIFEST.yaml`; every key has a default, so a brain may omit the file."""
 
@@ -51,6 +64,7 @@ class Manifest:
     model: ModelSpec = field(default_factory=ModelSpec)
     sections: tuple[tuple[str, int], ...] = ()
     tenancy: Tenancy | None = None
+    code: CodeAccess = field(default_factory=CodeAccess)
     approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
     # Why the file did not load. Its other settings are then the defaults, but the two that
     # guard people's data are never loosened by a broken file (`keel.brain.files._broken_manifest`).

@@ -22,6 +22,7 @@ from keel.brain.constitution import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_STATE_READ_TIMEOUT_MS,
     DEFAULT_STATE_ROWS,
+    CodeAccess,
     Manifest,
     Tenancy,
 )
@@ -438,6 +439,7 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         tenancy=None
         if front.tenancy is None
         else Tenancy(context=front.tenancy.context, column=front.tenancy.column),
+        code=CodeAccess(env=tuple(dict.fromkeys(front.code.env)), network=front.code.network),
         approvals=_approvals(front.approvals),
     )
 

@@ -36,6 +36,7 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 Ident = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=128)]
 # SQL identifiers of views and columns; always quoted when used, but kept plain here.
 SqlName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=63)]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128)]
 Text = Annotated[str, StringConstraints(min_length=1)]
 EntityKey = Annotated[str, StringConstraints(min_length=1, max_length=limits.MAX_ENTITY_CHARS)]
 ChatId = Annotated[str, StringConstraints(min_length=1, max_length=limits.MAX_CHAT_ID_CHARS)]
@@ -357,9 +358,15 @@ class TenancyFront(Strict):
     column: SqlName
 
 
+class CodeFront(Strict):
+    env: list[EnvName] = []
+    network: bool = True
+
+
 class ManifestFile(Strict):
     name: Text | None = None
     tenancy: TenancyFront | None = None
+    code: CodeFront = CodeFront()
     contexts: BudgetFront = BudgetFront()
     state: StateSettings = StateSettings()
     messageOrigins: OriginSettings = OriginSettings()  # noqa: N815
