@@ -6,7 +6,6 @@ import enum
 import re
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import pytest
 
 from keel.code.brain_api import CURRENT, CallLog, Ctx, PrintSink, Record, Signal, Turn
 from keel.code.calls import Executor, Unplain, plain, takes_ctx
-from keel.code.readonly import ReadOnly
 from tests.code.support import match_code, write_code
 
 TURN = {
@@ -28,12 +26,12 @@ TURN = {
 
 @pytest.fixture
 def executor(tmp_path: Path) -> Executor:
-    return Executor(tmp_path, ReadOnly({"kind": "none", "why": "no database in this test"}))
+    return Executor(tmp_path)
 
 
 def _run(executor: Executor, kind: str, path: str, args: dict[str, Any]) -> dict[str, Any]:
     call = {"kind": kind, "path": path, "args": args}
-    return executor.execute(call, signal=Signal(), log=CallLog(), deadline=time.monotonic() + 5)
+    return executor.execute(call, signal=Signal(), log=CallLog())
 
 
 def _match(executor: Executor, path: str, turn: dict[str, Any] = TURN) -> dict[str, Any]:

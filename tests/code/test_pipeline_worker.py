@@ -61,7 +61,7 @@ def keel(tmp_path: Path) -> Iterator[Keel]:
     ours, theirs = socket.socketpair()
     ours.settimeout(10)
     left = threading.Event()
-    hello = {"root": str(tmp_path), "db": {"kind": "none", "why": "no database here"}}
+    hello = {"root": str(tmp_path)}
     worker = Worker(theirs, hello, own_process=False, leave=lambda _code: left.set())
     thread = threading.Thread(target=worker.serve, daemon=True)
     thread.start()

@@ -387,7 +387,7 @@ def test_a_render_that_raises_renders_nothing(runner: CodeRunner, code_root: Pat
     assert answer.failure.kind == "raise"
     assert answer.failure.line == 4
     assert (
-        "ctx.query cannot read the database: this runner was given no database"
+        "ctx.query cannot read the database: this render was called without one"
         in answer.failure.reason
     )
 

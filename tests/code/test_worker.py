@@ -64,7 +64,7 @@ def channel(tmp_path: Path) -> Iterator[Channel]:
     ours, theirs = socket.socketpair()
     ours.settimeout(10)
     left = threading.Event()
-    hello = {"root": str(tmp_path), "db": {"kind": "none", "why": "no database here"}}
+    hello = {"root": str(tmp_path)}
     worker = Worker(theirs, hello, own_process=False, leave=lambda _code: left.set())
     thread = threading.Thread(target=worker.serve, daemon=True)
     thread.start()
@@ -137,7 +137,7 @@ def test_calls_that_came_with_the_hello_are_run(tmp_path: Path) -> None:
     path = write_code(tmp_path, match_code("return {'entity': 'early'}"))
     call = {"id": 7, "kind": "match", "path": path, "deadline": time.monotonic() + 5}
     early = {"op": "calls", "calls": [{**call, "args": {"context": "ticket", "turn": TURN}}]}
-    hello = {"root": str(tmp_path), "db": {"kind": "none", "why": "no database here"}}
+    hello = {"root": str(tmp_path)}
     worker = Worker(theirs, hello, own_process=False, leave=lambda _code: None, early=[early])
     thread = threading.Thread(target=worker.serve, daemon=True)
     thread.start()

@@ -8,6 +8,10 @@ caller answers (`keel.code.pipelines`). While an ask waits for its answer, the c
 *paused*: its deadline is infinite, and `left_s` keeps the time it had left, so the time
 Keel takes to answer never counts against the pipeline. The caller waits on `wake`, set
 by each ask and by the reply.
+
+A render batch may read the database (`ctx.query`): each statement its calls send waits in
+`queries` until the batch's caller — the thread that holds the turn's transaction — runs
+it with `reader` and answers. Its clock keeps running meanwhile.
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from keel.code.values import Job, Reply
+
+Reader = Callable[[str, Mapping[str, Any] | Sequence[Any] | None, float], list[dict[str, Any]]]
+"""Runs one `ctx.query` statement for a render, in Keel: (sql, params, deadline) → rows as
+dicts of JSON values; raises a `KeelError` whose message brain code sees."""
 
 
 @dataclass(slots=True, eq=False)
@@ -90,8 +99,12 @@ class Batch:
     pending: list[Pending] = field(default_factory=list)
     left: int = 0
     done: threading.Event = field(default_factory=threading.Event)
-    # Set by every reply and every ask: a pipeline's caller waits for either.
+    # Set by every reply, every ask and every query: the caller waits for any of them.
     wake: threading.Event = field(default_factory=threading.Event)
+    # Runs the batch's `ctx.query` statements (None: its calls have no database).
+    reader: Reader | None = None
+    # Statements sent by its calls, each with the call, waiting for the caller to run them.
+    queries: deque[tuple[Pending, dict[str, Any]]] = field(default_factory=deque)
 
     def message(self) -> dict[str, Any]:
         """The `calls` message: an argument object passed by several calls is sent once."""

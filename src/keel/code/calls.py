@@ -23,11 +23,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from keel.code.brain_api import CallLog, Ctx, Record, Signal, Turn, entries
-from keel.code.define import ContextCode, EngagePolicy, HookGate, Pipeline
+from keel.code.brain_api import CallLog, Ctx, Query, Record, Signal, Turn, entries
+from keel.code.define import CallFailed, ContextCode, EngagePolicy, HookGate, Pipeline
 from keel.code.hot import HotCode
 from keel.code.modules import CodeKind, Export, line_in, said
-from keel.code.readonly import ReadOnly
 from keel.errors import ContentError
 
 # What kind of file each call loads.
@@ -49,9 +48,8 @@ class Unplain(Exception):
 class Executor:
     """Runs calls against one brain's code files (thread-safe: one call per thread)."""
 
-    def __init__(self, root: Path, db: ReadOnly) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.db = db
         self.hot = HotCode(root)
 
     def execute(
@@ -60,10 +58,11 @@ class Executor:
         *,
         signal: Signal,
         log: CallLog,
-        deadline: float,
         bridge: Any = None,
+        query: Query | None = None,
     ) -> dict[str, Any]:
-        """Run one call; `bridge` carries a pipeline's ctx calls (`keel.code.pipeline_ctx`)."""
+        """Run one call; `bridge` carries a pipeline's ctx calls (`keel.code.pipeline_ctx`),
+        `query` a render's statements (`keel.code.ctx_query`)."""
         path: str = call["path"]
         kind: str = call["kind"]
         args: Mapping[str, Any] = call["args"]
@@ -79,7 +78,7 @@ class Executor:
             if kind == "pipeline":
                 result = _run_pipeline(fn, args, signal=signal, log=log, bridge=bridge)
             else:
-                result = self._call(fn, kind, args, signal=signal, log=log, deadline=deadline)
+                result = self._call(fn, kind, args, signal=signal, log=log, query=query)
         except ContentError as exc:
             return {"load": {"reason": exc.reason, "line": exc.line}}
         # The fail-closed rule: whatever brain code raises ends its call, and is reported.
@@ -101,16 +100,13 @@ class Executor:
         *,
         signal: Signal,
         log: CallLog,
-        deadline: float,
+        query: Query | None,
     ) -> Any:
-        closing: Callable[[], None] | None = None
         subject: Any
         if kind == "match":
             subject = Turn.of(args["turn"])
             ctx = Ctx(owner="match", log=log, signal=signal, context=args["context"])
         elif kind == "render":
-            database = self.db.for_call(deadline)
-            closing = database.close
             subject = args["entity"]
             ctx = Ctx(
                 owner="render",
@@ -118,7 +114,7 @@ class Executor:
                 signal=signal,
                 context=args["context"],
                 entity=args["entity"],
-                query=database.query,
+                query=query or _no_database,
             )
         elif kind == "gate":
             subject = Record(args["event"], name="event")
@@ -132,14 +128,10 @@ class Executor:
         else:
             subject = Record(args["message"], name="message")
             ctx = Ctx(owner="engage", log=log, signal=signal, bot=args["bot"])
-        try:
-            result = fn(subject, ctx) if takes_ctx(fn) else fn(subject)
-            if inspect.isawaitable(result):
-                result = _run_to_end(result)
-            return result
-        finally:
-            if closing is not None:
-                closing()
+        result = fn(subject, ctx) if takes_ctx(fn) else fn(subject)
+        if inspect.isawaitable(result):
+            result = _run_to_end(result)
+        return result
 
     def _inspect(self, path: str, kind: CodeKind, file: str) -> dict[str, Any]:
         export = self.hot.export(path, kind)
@@ -149,6 +141,15 @@ class Executor:
             "async": [n for n, fn in named.items() if inspect.iscoroutinefunction(fn)],
             "lines": {n: def_line(fn, file) for n, fn in named.items()},
         }
+
+
+def _no_database(*_statement: object) -> list[dict[str, Any]]:
+    raise CallFailed(
+        "ctx.query cannot read the database: this render was called without one (Keel's "
+        "turns give it theirs)",
+        call="query",
+        kind="Refused",
+    )
 
 
 def _raised(exc: BaseException, file: str) -> dict[str, Any]:

@@ -26,6 +26,11 @@ once. `keel.code.runner.CodeRunner` adds the typed calls (`match_all`, `render_a
 A pipeline is a call that talks back (`keel.code.talkback`): its caller does not read the
 worker's socket, since answering one ask can take minutes; the pool's thread reads for it
 and hands each ask over (`keel.code.pipelines` drives the conversation).
+
+A render's `ctx.query` talks back too, within its own time: the batch's caller runs each
+statement with the batch's `reader` in its own thread — the one that holds the turn's
+transaction — while it waits for the answers (`keel.code.query_relay`). Workers hold no
+database connection and are told of none.
 """
 
 from __future__ import annotations
@@ -42,8 +47,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from keel.code.batches import Batch, Pending
-from keel.code.readonly import source_for
+from keel.code.batches import Batch, Pending, Reader
+from keel.code.query_relay import serve_queries
 from keel.code.replies import not_run, timed_out
 from keel.code.values import Job, Reply
 from keel.code.workers import GRACE_S, LOG, Worker, Workers
@@ -58,11 +63,11 @@ _RETRY_MARGIN_S = 0.05
 class WorkerPool:
     """`workers` processes running one brain's code; use it as a context manager."""
 
-    def __init__(self, root: Path, *, db_url: str | None = None, workers: int = 2) -> None:
+    def __init__(self, root: Path, *, workers: int = 2) -> None:
         if workers < 1:
             raise UsageError(f"a code runner needs at least one worker, not {workers}")
         root = Path(root).resolve()
-        hello: dict[str, Any] = {"op": "hello", "root": str(root), "db": source_for(db_url)}
+        hello: dict[str, Any] = {"op": "hello", "root": str(root)}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._workers = Workers(root, hello, workers, self._changed)
@@ -139,37 +144,46 @@ class WorkerPool:
 
     # -- calls ----------------------------------------------------------------------------
 
-    def run(self, jobs: Sequence[Job], *, retry_crowded: bool = False) -> tuple[Reply, ...]:
+    def run(
+        self, jobs: Sequence[Job], *, retry_crowded: bool = False, reader: Reader | None = None
+    ) -> tuple[Reply, ...]:
         """Run the jobs at once; each reply in order, none later than its job's deadline.
 
         A call whose worker died under it while it ran beside the call that crashed (or
         beside others, when which one did is not known) is run once more, in what is left
         of its own time. With `retry_crowded` (doctor), each such call runs again alone,
-        with its whole timeout, so a failure lands on the file that caused it.
+        with its whole timeout, so a failure lands on the file that caused it. `reader` runs
+        the calls' `ctx.query` statements, in this thread.
         """
-        done = self._run_batch(jobs)
+        done = self._run_batch(jobs, reader=reader)
         replies = [p.reply or not_run(p.job, "no answer") for p in done]
         again = [i for i, p in enumerate(done) if p.crowded]
         if retry_crowded:
             for index in again:
                 self.wait_ready()  # its timeout is for the call, not for a worker to start
-                (alone,) = self._run_batch([done[index].job])
+                (alone,) = self._run_batch([done[index].job], reader=reader)
                 replies[index] = alone.reply or replies[index]
             return tuple(replies)
         now = time.monotonic()
         again = [i for i in again if done[i].deadline - now > _RETRY_MARGIN_S]
-        retried = self._run_batch([done[i].job for i in again], [done[i].deadline for i in again])
+        retried = self._run_batch(
+            [done[i].job for i in again], [done[i].deadline for i in again], reader=reader
+        )
         for index, pending in zip(again, retried, strict=True):
             replies[index] = pending.reply or replies[index]
         return tuple(replies)
 
     def _run_batch(
-        self, jobs: Sequence[Job], deadlines: Sequence[float] | None = None
+        self,
+        jobs: Sequence[Job],
+        deadlines: Sequence[float] | None = None,
+        *,
+        reader: Reader | None = None,
     ) -> list[Pending]:
         if not jobs:
             return []
         now = time.monotonic()
-        batch = Batch(left=len(jobs))
+        batch = Batch(left=len(jobs), reader=reader)
         worker: Worker | None = None
         with self._lock:
             if self._thread is None:
@@ -238,6 +252,7 @@ class WorkerPool:
                         self._workers.read(worker)
                         if worker not in self._workers.all:
                             break  # it died: what it ran has its answer now
+                    serve_queries(batch, self._lock, self._workers, self._wake)
         finally:
             with self._lock:
                 worker.readers = 0
@@ -253,8 +268,20 @@ class WorkerPool:
 
     def _wait(self, batch: Batch) -> None:
         last = max(p.deadline for p in batch.pending)
-        if not batch.done.wait(max(0.0, last + GRACE_S - time.monotonic())):
-            self._time_out(batch)
+        if batch.reader is None:
+            if not batch.done.wait(max(0.0, last + GRACE_S - time.monotonic())):
+                self._time_out(batch)
+            return
+        while True:  # another thread reads the answers; this one runs the statements
+            batch.wake.clear()
+            serve_queries(batch, self._lock, self._workers, self._wake)
+            if batch.done.is_set():
+                return
+            left = last + GRACE_S - time.monotonic()
+            if left <= 0:
+                self._time_out(batch)
+                return
+            batch.wake.wait(left)
 
     def _time_out(self, batch: Batch) -> None:
         """Past every deadline of the batch: what has not answered has timed out, whoever

@@ -6,11 +6,13 @@ output. A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON,
 
 Keel → worker::
 
-    {"op": "hello", "root": "/abs/brain", "db": {...}}           first, once
+    {"op": "hello", "root": "/abs/brain"}                        first, once
     {"op": "calls", "shared": [...], "calls": [{"id", "kind", "path", "deadline", "args",
                                                "refs"?}, ...]}
     {"op": "answer", "id", "seq", "deadline", and one of: "value",
      "error": {"type", "said", "terminal"}, "cancel": why}    to a pipeline's ask
+    {"op": "rows", "id", "seq", and one of: "rows": [{...}, ...],
+     "error": {"type", "said"}}                                to a render's query
 
 worker → Keel::
 
@@ -22,9 +24,11 @@ worker → Keel::
                                           where; loading: in the file's module level)
     {"op": "finished", "id"}              an overdue call has returned after all
     {"op": "ask", "id", "seq", "name", "args", "at"}   a pipeline's ctx call
+    {"op": "query", "id", "seq", "sql", "params"}      a render's ctx.query
 
 A pipeline (kind `pipeline`) asks while it runs: `seq` numbers its asks, `at` is when its
-clock stopped; the answer's `deadline` is its new one (the clock runs again).
+clock stopped; the answer's `deadline` is its new one (the clock runs again). A render's
+`query` does not stop its clock: Keel runs the statement within what is left of it.
 
 `refs` names arguments sent once for the whole batch: `{"turn": 0}` is `shared[0]` (a
 turn's input, asked of ten contexts, crosses once). `deadline` is a `time.monotonic()`

@@ -9,7 +9,7 @@ every failure, goes to the `keel.code` logger under the file's path: failures an
 attach entries as warnings, the code's own lines as info. The answers are plain values for
 the turn to record::
 
-    with CodeRunner(brain.root, db_url=url) as runner:
+    with CodeRunner(brain.root) as runner:
         matches = runner.match_all([MatchCall(context="ticket", path=..., keyed=True,
                                               turn=TurnView(...), timeout_ms=2000)])
 """
@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from keel.code.answers import engage_answer, gate_answer, match_answer, render_answer
+from keel.code.batches import Reader
 from keel.code.modules import CodeKind
 from keel.code.pipelines import CtxCall, OnCall, PipelineAnswer, PipelineCall, run_pipeline
 from keel.code.pool import LOG
@@ -82,9 +83,18 @@ class CodeRunner(TalkingPool):
         return self._answered(calls, jobs, match_answer, retry_crowded)
 
     def render_all(
-        self, calls: Sequence[RenderCall], *, retry_crowded: bool = False
+        self,
+        calls: Sequence[RenderCall],
+        *,
+        retry_crowded: bool = False,
+        reader: Reader | None = None,
     ) -> tuple[RenderAnswer, ...]:
-        """Ask every attached context's `render` for its sections, all at once."""
+        """Ask every attached context's `render` for its sections, all at once.
+
+        `reader` runs their `ctx.query` statements, in this thread (a turn's: on its
+        transaction, pinned to its room's tenant — `keel.state.queries`); without one,
+        `ctx.query` fails in brain code, saying so.
+        """
         jobs = [
             Job(
                 kind="render",
@@ -94,7 +104,7 @@ class CodeRunner(TalkingPool):
             )
             for c in calls
         ]
-        return self._answered(calls, jobs, render_answer, retry_crowded)
+        return self._answered(calls, jobs, render_answer, retry_crowded, reader)
 
     def engage_all(
         self, calls: Sequence[EngageCall], *, retry_crowded: bool = False
@@ -145,9 +155,10 @@ class CodeRunner(TalkingPool):
         jobs: list[Job],
         check: Callable[[C, Reply], A],
         retry_crowded: bool,
+        reader: Reader | None = None,
     ) -> tuple[A, ...]:
         """Run a batch, check each reply against its call, and log what each file said."""
-        replies = self.run(jobs, retry_crowded=retry_crowded)
+        replies = self.run(jobs, retry_crowded=retry_crowded, reader=reader)
         answers = tuple(check(c, r) for c, r in zip(calls, replies, strict=True))
         for call, answer in zip(calls, answers, strict=True):
             _report(call.path, answer.failure, answer.log)

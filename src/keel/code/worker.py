@@ -3,7 +3,8 @@
 Started by `keel.code.process` as `python -P -B -m keel.code.worker FD`, in the brain's root
 and a session of its own, with stdin and stdout on /dev/null and stderr on a pipe Keel
 keeps the tail of (for a crash's traceback). FD is its end of the private channel
-(`keel.code.protocol`); the first frame on it says which brain and which database.
+(`keel.code.protocol`); the first frame on it says which brain. The worker holds no
+database connection: a render's `ctx.query` asks Keel (`keel.code.ctx_query`).
 
 One call thread at a time reads the channel and watches the clocks (`_lead`); when a
 batch arrives it passes that duty to an idle thread and runs the batch itself
@@ -41,8 +42,8 @@ from typing import Any, NoReturn
 from keel.code.brain_api import CURRENT, CallLog, PrintSink, Signal
 from keel.code.call_threads import CallThreads
 from keel.code.calls import Executor
+from keel.code.ctx_query import QueryLink
 from keel.code.protocol import RECV_BYTES, BrokenChannel, Frames, FrameTooLarge, frame
-from keel.code.readonly import ReadOnly
 
 # The longest an answer waits to go back with others of its batch.
 HOLD_S = 0.001
@@ -71,6 +72,8 @@ class _Running:
     # A pipeline's: its way to Keel, and how many of its asks wait for an answer.
     bridge: Any = None
     waiting: int = 0
+    # A render's: its way to Keel's database.
+    link: QueryLink | None = None
 
 
 class Worker:
@@ -100,7 +103,7 @@ class Worker:
         self._selector = selectors.DefaultSelector()
         self._root = Path(hello["root"])
         self._home = str(self._root)
-        self._executor = Executor(self._root, ReadOnly(hello["db"]))
+        self._executor = Executor(self._root)
         # What arrived with the hello: the rest of a frame, and messages already whole.
         self._frames = frames or Frames()
         self._early = list(early)
@@ -117,7 +120,6 @@ class Worker:
         """Run until Keel closes the channel (or kills this process)."""
         if self._own:
             self._settle()
-        self._executor.db.warm()
         self._selector.register(self._sock, selectors.EVENT_READ)
         self._send({"op": "ready"})
         self._threads.queue(self._take(self._early))
@@ -182,6 +184,9 @@ class Worker:
             if message.get("op") == "answer":
                 self._deliver(message)
                 continue
+            if message.get("op") == "rows":
+                self._deliver_rows(message)
+                continue
             if message.get("op") != "calls":
                 continue
             shared = message.get("shared", [])
@@ -204,6 +209,8 @@ class Worker:
             from keel.code.pipeline_ctx import Bridge  # here: only pipelines pay for it
 
             entry.bridge = Bridge(entry.id, send=self._send, pause=lambda: self._pause(entry))
+        elif call["kind"] == "render":
+            entry.link = QueryLink(entry.id, send=self._send, deadline=entry.deadline)
         with self._state_lock:
             self._running[entry.id] = entry
         return lambda: self._run(entry, call)
@@ -227,13 +234,24 @@ class Worker:
             entry.deadline = float(message.get("deadline", entry.deadline))
         entry.bridge.deliver(message)
 
+    def _deliver_rows(self, message: Mapping[str, Any]) -> None:
+        """Keel's answer to one of a render's statements."""
+        with self._state_lock:
+            entry = self._running.get(message.get("id", -1))
+        if entry is not None and entry.link is not None:
+            entry.link.deliver(message)
+
     def _run(self, entry: _Running, call: Mapping[str, Any]) -> None:
         entry.thread = threading.get_ident()
         log = CallLog()
         token = CURRENT.set(log)
         try:
             reply = self._executor.execute(
-                call, signal=entry.signal, log=log, deadline=entry.deadline, bridge=entry.bridge
+                call,
+                signal=entry.signal,
+                log=log,
+                bridge=entry.bridge,
+                query=None if entry.link is None else entry.link.query,
             )
         finally:
             CURRENT.reset(token)
@@ -306,6 +324,8 @@ class Worker:
             reached = [(entry, *_line_reached(entry)) for entry in due]
             for entry in due:
                 entry.signal.set()
+                if entry.link is not None:
+                    entry.link.abort()
             for entry, line, loading in reached:
                 overdue: dict[str, Any] = {"op": "overdue", "id": entry.id, "line": line}
                 if loading:

@@ -11,6 +11,9 @@ A pipeline waiting for the answer to one of its `ctx` calls is paused (see
 `keel.code.batches`): it runs nothing, so it never keeps a doomed worker alive. When such
 a worker is killed, or dies, the pipeline is marked `moved`: its caller runs it again on
 another worker, answering the calls it had made from the record.
+
+A render's `ctx.query` arrives as a `query` message: it waits in its batch for the batch's
+caller, who holds the turn's connection (`keel.code.query_relay`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from keel.code.batches import Pending
 from keel.code.process import WorkerProcess
 from keel.code.protocol import BrokenChannel
+from keel.code.query_relay import queried
 from keel.code.replies import died, not_run, reply_of, timed_out
 
 LOG = logging.getLogger("keel.code")
@@ -138,9 +142,7 @@ class Workers:
     def _heard(self, worker: Worker, message: dict[str, Any]) -> None:
         op, ident = message.get("op"), message.get("id")
         if op == "ready":
-            worker.ready = True
-            self.spawn_error = None
-            self.changed.notify_all()
+            self._ready(worker)
             return
         if not isinstance(ident, int):
             return
@@ -158,6 +160,13 @@ class Workers:
             worker.running.pop(ident, None)
         elif op == "ask":
             self._asked(worker, message)
+        elif op == "query":
+            queried(self, worker, message)
+
+    def _ready(self, worker: Worker) -> None:
+        worker.ready = True
+        self.spawn_error = None
+        self.changed.notify_all()
 
     def _asked(self, worker: Worker, message: dict[str, Any]) -> None:
         """A pipeline's ctx call: pause its clock and hand the ask to its caller."""

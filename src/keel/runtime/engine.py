@@ -470,7 +470,7 @@ class Engine:
             return None
         with self._lock:
             if self._code is None:
-                runner = CodeRunner(brain.root, db_url=self.url)
+                runner = CodeRunner(brain.root)
                 runner.start()
                 self._code = runner
             return self._code
@@ -481,7 +481,7 @@ class Engine:
         root = self.source.root
         with self._lock:
             if self._code is None:
-                runner = CodeRunner(root, db_url=self.url)
+                runner = CodeRunner(root)
                 runner.start()
                 self._code = runner
             return self._code

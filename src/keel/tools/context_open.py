@@ -22,6 +22,7 @@ from keel.errors import Refused
 from keel.link.bindings import pin, tenant_of
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
+from keel.state.queries import Queries
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 from keel.turn.blocks import read_link_views, render_views
@@ -60,8 +61,11 @@ def open_context(
     role = brain.roles[result.role]
     tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
     rows = turn_knobs(role, brain.manifest).rows
-    views = read_link_views(brain, link, tx.connection, rows, tenant_of(brain, result.pins))
-    rendered = render(code, brain, role, (link,)) if code is not None else Rendered()
+    tenant = tenant_of(brain, result.pins)
+    views = read_link_views(brain, link, tx.connection, rows, tenant)
+    rendered = Rendered()
+    if code is not None:
+        rendered = render(code, brain, role, (link,), Queries(tx.connection, tenant))
     block = render_views(brain, role, link, views, rendered.answers.get(link.pair))
     if block is None:
         chars = context_chars(brain.contexts[link.context], role, brain.manifest)

@@ -35,6 +35,7 @@ from keel.code.values import (
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Link, TurnRequest
 from keel.log import shown
+from keel.state.queries import Queries
 from keel.store.journal_values import CodeAnswer
 
 Pair = tuple[str, str | None]
@@ -93,8 +94,16 @@ def ask(runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest) 
     )
 
 
-def render(runner: CodeRunner, brain: Brain, role: RoleSpec, links: Sequence[Link]) -> Rendered:
-    """Every `render` of the contexts that may attach (the strongest `maxActive` links)."""
+def render(
+    runner: CodeRunner,
+    brain: Brain,
+    role: RoleSpec,
+    links: Sequence[Link],
+    queries: Queries | None = None,
+) -> Rendered:
+    """Every `render` of the contexts that may attach (the strongest `maxActive` links);
+    `queries` runs their `ctx.query` statements (on the turn's transaction, pinned to its
+    room's tenant)."""
     may_attach = links[: turn_knobs(role, brain.manifest).max_active]
     calls = [
         RenderCall(
@@ -109,7 +118,7 @@ def render(runner: CodeRunner, brain: Brain, role: RoleSpec, links: Sequence[Lin
     ]
     if not calls:
         return Rendered()
-    answers = runner.render_all(calls)
+    answers = runner.render_all(calls, reader=queries)
     warnings: list[str] = []
     for call, answer in zip(calls, answers, strict=True):
         warnings += said(call.path, "render", answer.log)

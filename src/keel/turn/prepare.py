@@ -37,6 +37,7 @@ from keel.link.gather import link_turn, resolve_role
 from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
+from keel.state.queries import Queries
 from keel.state.views import late_warnings, read_view
 from keel.store import Tx
 from keel.store.store import Store
@@ -114,7 +115,9 @@ def _prepare(
         _log_link(conversation, stored.turn, result)
     role = brain.roles[result.role]
     tenant = tenant_of(brain, result.pins)
-    rendered = render(code, brain, role, result.links) if code is not None else Rendered()
+    rendered = Rendered()
+    if code is not None:
+        rendered = render(code, brain, role, result.links, Queries(tx.connection, tenant))
     fitted, read = fit_read(brain, role, result.links, tx.connection, tenant, rendered.answers)
     renders = _renders(brain, role, tx, tenant)
     history, older = read_history(tx, conversation, stored.turn)
