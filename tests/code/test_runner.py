@@ -463,12 +463,12 @@ def test_a_worker_that_cannot_be_started_fails_the_calls_saying_why(
 def test_a_worker_that_dies_while_starting_is_not_started_again_at_once(code_root: Path) -> None:
     path = write_code(code_root, match_code("return {}"))
     runner = CodeRunner(code_root, workers=1)
-    runner._workers.hello = {"op": "hello"}  # no root: the worker cannot start
+    runner._workers.hello = {"op": "hello"}  # no Keel to name: the worker cannot start
     with runner:
         assert not runner.wait_ready(30)
         (answer,) = runner.match_all([a_match(path)])
         assert runner.started_workers <= 3
     assert answer.failure is not None
     assert answer.failure.reason.startswith(
-        "match could not be run: a worker process exited with code 1 while starting: KeyError: 'root'"
+        "match could not be run: a worker process exited with code 1 while starting: KeyError: 'keel'"
     )

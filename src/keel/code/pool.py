@@ -29,14 +29,18 @@ and hands each ask over (`keel.code.pipelines` drives the conversation).
 
 A render's `ctx.query` talks back too, within its own time: the batch's caller runs each
 statement with the batch's `reader` in its own thread — the one that holds the turn's
-transaction — while it waits for the answers (`keel.code.query_relay`). Workers hold no
-database connection and are told of none.
+transaction — while it waits for the answers (`keel.code.query_relay`).
+
+Workers get what MANIFEST `code:` allows them (`keel.code.process.environment`, and the
+hello's `network`); `reconfigure` applies a changed MANIFEST to the workers started from
+then on, and retires the others as soon as their calls are done.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import select
 import selectors
 import socket
@@ -47,7 +51,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from keel.brain.constitution import CodeAccess
 from keel.code.batches import Batch, Pending, Reader
+from keel.code.process import environment
 from keel.code.query_relay import serve_queries
 from keel.code.replies import not_run, timed_out
 from keel.code.values import Job, Reply
@@ -63,14 +69,15 @@ _RETRY_MARGIN_S = 0.05
 class WorkerPool:
     """`workers` processes running one brain's code; use it as a context manager."""
 
-    def __init__(self, root: Path, *, workers: int = 2) -> None:
+    def __init__(self, root: Path, *, access: CodeAccess | None = None, workers: int = 2) -> None:
         if workers < 1:
             raise UsageError(f"a code runner needs at least one worker, not {workers}")
         root = Path(root).resolve()
-        hello: dict[str, Any] = {"op": "hello", "root": str(root)}
+        self.access = access or CodeAccess()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._workers = Workers(root, hello, workers, self._changed)
+        hello, env = _hello(root, self.access), environment(self.access.env)
+        self._workers = Workers(root, hello, env, workers, self._changed)
         self._queue: list[Batch] = []
         self._ids = itertools.count(1)
         self._wake_r: socket.socket | None = None
@@ -107,8 +114,9 @@ class WorkerPool:
             self._wake_r.setblocking(False)
             self._wake_w.setblocking(False)
             selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+            # The pool's thread starts the workers, on its first round: a worker dies with
+            # the thread that started it.
             self._workers.selector = selector
-            self._workers.fill()
             self._thread = threading.Thread(
                 target=self._loop, args=(selector,), name="keel-code-runner", daemon=True
             )
@@ -136,6 +144,19 @@ class WorkerPool:
         self._wake()
         if thread is not None:
             thread.join(timeout=10)
+
+    def reconfigure(self, access: CodeAccess) -> None:
+        """Start workers with this MANIFEST `code:` from now on; retire the others once
+        the calls they are running are done."""
+        with self._lock:
+            if access == self.access:
+                return
+            self.access = access
+            workers = self._workers
+            workers.hello, workers.env = _hello(workers.root, access), environment(access.env)
+            for worker in workers.all:
+                worker.doomed = True
+        self._wake()
 
     def pids(self) -> tuple[int, ...]:
         """The process ids of the workers alive now (retiring ones included)."""
@@ -371,3 +392,15 @@ class WorkerPool:
             if sock is not None:
                 sock.close()
         self._changed.notify_all()
+
+
+def _hello(root: Path, access: CodeAccess) -> dict[str, Any]:
+    """The first message a worker reads: its brain, who Keel is, and what it may reach."""
+    keel = os.getpid()
+    return {
+        "op": "hello",
+        "root": str(root),
+        "keel": keel,
+        "group": os.getpgrp(),
+        "network": access.network,
+    }

@@ -1,11 +1,16 @@
 """One code worker process as Keel holds it: started, fed, read, killed and reaped.
 
 The process is started in the brain's root, in a session of its own (so a kill reaches
-whatever brain code started too, and a Ctrl-C in Keel's terminal does not), with stdin and
-stdout on /dev/null and stderr on a pipe whose last few kilobytes are kept: a crash leaves
-its traceback there (the worker enables `faulthandler`), which gives the line it died at.
-The channel is a socket pair; Keel's end never blocks — what cannot be sent yet waits in
-`out` until the socket can take it.
+whatever brain code started too, a Ctrl-C in Keel's terminal does not, and the worker
+cannot signal Keel's group through its own), with stdin and stdout on /dev/null and stderr
+on a pipe whose last few kilobytes are kept: a crash leaves its traceback there (the
+worker enables `faulthandler`), which gives the line it died at. The channel is a socket
+pair; Keel's end never blocks — what cannot be sent yet waits in `out` until the socket
+can take it.
+
+Its environment is not Keel's (`environment`): only what Python and the locale need, and
+the names MANIFEST `code: { env: [...] }` declares — never one of Keel's own `KEEL_*`
+variables, whatever is declared. Keel's secrets, tokens and database URL stay in Keel.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -25,19 +32,21 @@ from keel.code.protocol import RECV_BYTES, Frames, frame
 
 T = TypeVar("T")
 _TAIL_BYTES = 16 * 1024
+# How long a worker that hung up is given to end on its own before it is killed.
+_REAP_WAIT_S = 0.5
 _FRAME_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 class WorkerProcess(Generic[T]):
     """A worker process, its channel, and the calls Keel has given it (`running`)."""
 
-    def __init__(self, root: Path, hello: dict[str, Any]) -> None:
+    def __init__(self, root: Path, hello: dict[str, Any], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-P", "-B", "-m", "keel.code.worker", str(theirs.fileno())],
                 cwd=root,
-                env=_environment(),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -138,12 +147,28 @@ class WorkerProcess(Generic[T]):
             os.killpg(self.pid, signal.SIGKILL)
 
     def reap(self) -> int:
-        """Wait for the process to end (killing it if it does not) and return its code."""
+        """Wait for the process to end (killing it if it does not), kill what is left in
+        its process group, and return its code.
+
+        The group goes before the worker is reaped, while its pid still names the group: a
+        worker that died, or was killed from outside, leaves nothing its calls started.
+        """
+        if self.proc.returncode is not None:
+            return self.proc.returncode
+        pause, until = 0.0005, time.monotonic() + _REAP_WAIT_S
+        while not self._ended() and time.monotonic() < until:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)  # the worker too, if it still runs
+        return self.proc.wait()
+
+    def _ended(self) -> bool:
+        """Whether the process has ended, without reaping it."""
         try:
-            return self.proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return self.proc.wait()
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
 
     def close(self) -> None:
         self.sock.close()
@@ -164,9 +189,20 @@ class WorkerProcess(Generic[T]):
         return f"exited with code {code}"
 
 
-def _environment() -> dict[str, str]:
-    """Keel's environment, with the directory Keel is imported from first on the path."""
-    env = dict(os.environ)
+# What a worker has of Keel's environment without being asked: where programs are, the
+# home directory, the temporary one, and the locale and time zone (none of them a secret).
+_KEPT = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "PYTHONHOME")
+
+
+def environment(declared: Iterable[str], source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A worker's environment: the few names every process needs, with Keel's directory
+    first on PYTHONPATH (so the worker imports this very Keel), and the `declared` names
+    that `source` (Keel's own environment) has — but never a `KEEL_*` one."""
+    source = os.environ if source is None else source
+    env = {k: v for k, v in source.items() if k in _KEPT or k.startswith("LC_")}
+    for name in declared:
+        if name in source and not name.upper().startswith("KEEL_"):
+            env[name] = source[name]
     home = str(Path(keel.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, source.get("PYTHONPATH")) if p)
     return env

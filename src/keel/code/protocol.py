@@ -6,7 +6,8 @@ output. A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON,
 
 Keel → worker::
 
-    {"op": "hello", "root": "/abs/brain"}                        first, once
+    {"op": "hello", "root": "/abs/brain", "keel": pid, "group": pgid,
+     "network": bool}                                            first, once
     {"op": "calls", "shared": [...], "calls": [{"id", "kind", "path", "deadline", "args",
                                                "refs"?}, ...]}
     {"op": "answer", "id", "seq", "deadline", and one of: "value",
@@ -16,7 +17,7 @@ Keel → worker::
 
 worker → Keel::
 
-    {"op": "ready"}                                              after start-up
+    {"op": "ready", "notes"?: [...]}     after start-up (notes: limits it could not set)
     {"op": "done", "id", "log": [...], "line"?, and one of: "value", "absent",
      "unplain", "too_large", "raised": {"type", "said", "line"},
      "terminal": {"said", "line"}, "load": {"reason", "line"}}

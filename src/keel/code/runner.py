@@ -9,7 +9,7 @@ every failure, goes to the `keel.code` logger under the file's path: failures an
 attach entries as warnings, the code's own lines as info. The answers are plain values for
 the turn to record::
 
-    with CodeRunner(brain.root) as runner:
+    with CodeRunner(brain.root, access=brain.manifest.code) as runner:
         matches = runner.match_all([MatchCall(context="ticket", path=..., keyed=True,
                                               turn=TurnView(...), timeout_ms=2000)])
 """

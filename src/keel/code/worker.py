@@ -3,8 +3,10 @@
 Started by `keel.code.process` as `python -P -B -m keel.code.worker FD`, in the brain's root
 and a session of its own, with stdin and stdout on /dev/null and stderr on a pipe Keel
 keeps the tail of (for a crash's traceback). FD is its end of the private channel
-(`keel.code.protocol`); the first frame on it says which brain. The worker holds no
-database connection: a render's `ctx.query` asks Keel (`keel.code.ctx_query`).
+(`keel.code.protocol`); the first frame on it says which brain, which process Keel is, and
+whether brain code may use the network. Before any brain code loads, the worker gives up
+what brain code does not need (`keel.code.boundary.confine`); it holds no database
+connection: a render's `ctx.query` asks Keel (`keel.code.ctx_query`).
 
 One call thread at a time reads the channel and watches the clocks (`_lead`); when a
 batch arrives it passes that duty to an idle thread and runs the batch itself
@@ -21,7 +23,9 @@ waits for one, the call's deadline is not watched; the answer brings the new one
 Brain code cannot end the process on purpose: `os._exit` raises `ProcessExit` (a
 `SystemExit`) in the call that made it. After each call the worker puts back its working
 directory and `sys.stdout`/`sys.stderr`; when it falls idle, every entry of `sys.modules`
-that was there at start-up. Keel's own process is never touched.
+that was there at start-up, and ends every process the calls started that still runs
+(`keel.code.boundary.end_strays`), before the last call's answer goes. Keel's own process
+is never touched.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from keel.code.boundary import confine, end_strays
 from keel.code.brain_api import CURRENT, CallLog, PrintSink, Signal
 from keel.code.call_threads import CallThreads
 from keel.code.calls import Executor
@@ -94,6 +99,7 @@ class Worker:
         leave: Callable[[int], object] = _exit,
         frames: Frames | None = None,
         early: Sequence[dict[str, Any]] = (),
+        notes: Sequence[str] = (),
     ) -> None:
         self._sock = sock
         self._own = own_process
@@ -104,6 +110,7 @@ class Worker:
         self._root = Path(hello["root"])
         self._home = str(self._root)
         self._executor = Executor(self._root)
+        self._notes = list(notes)
         # What arrived with the hello: the rest of a frame, and messages already whole.
         self._frames = frames or Frames()
         self._early = list(early)
@@ -121,7 +128,7 @@ class Worker:
         if self._own:
             self._settle()
         self._selector.register(self._sock, selectors.EVENT_READ)
-        self._send({"op": "ready"})
+        self._send({"op": "ready", "notes": self._notes} if self._notes else {"op": "ready"})
         self._threads.queue(self._take(self._early))
         self._threads.relay(self._lead)
         self._left.wait()
@@ -148,6 +155,8 @@ class Worker:
         """Keel is gone: leave (in a process of its own, at once — hung call threads must
         not keep it alive)."""
         self._gone = True
+        if self._own:
+            end_strays()
         self._leave(0)
         self._left.set()
 
@@ -261,8 +270,11 @@ class Worker:
             # A pipeline waiting for Keel runs nothing: the modules may be put back under it.
             idle = all(e.waiting for i, e in self._running.items() if i != entry.id)
         if idle:
-            # Before the answer goes: Keel's next batch must find the modules put back.
+            # Before the answer goes: Keel's next batch must find the modules put back, and
+            # nothing the calls started still running.
             self._restore_modules()
+            if self._own:
+                end_strays()
         with self._send_lock:
             with self._state_lock:
                 self._running.pop(entry.id, None)
@@ -409,8 +421,12 @@ def main(argv: list[str]) -> None:
         if not data:
             _exit(0)
         received = frames.feed(data)
+    hello = received[0]
+    # Before anything else runs here, and before any thread starts (the limits bind the
+    # thread that sets them, and the threads it starts).
+    notes = confine(keel=hello["keel"], keel_group=hello["group"], network=hello["network"])
     # Calls sent before this worker was up may have come in the same read as the hello.
-    Worker(sock, received[0], frames=frames, early=received[1:]).serve()
+    Worker(sock, hello, frames=frames, early=received[1:], notes=notes).serve()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ a worker is killed, or dies, the pipeline is marked `moved`: its caller runs it 
 another worker, answering the calls it had made from the record.
 
 A render's `ctx.query` arrives as a `query` message: it waits in its batch for the batch's
-caller, who holds the turn's connection (`keel.code.query_relay`).
+caller, who holds the turn's connection (`keel.code.batches`). Workers are started by the
+pool's own thread only (`fill`): a worker dies with the thread that started it
+(`keel.code.boundary`), and that thread lives as long as the pool.
 """
 
 from __future__ import annotations
@@ -45,10 +47,16 @@ class Workers:
     """A pool's worker processes, kept at `size` (plus the doomed ones on their way out)."""
 
     def __init__(
-        self, root: Path, hello: dict[str, Any], size: int, changed: threading.Condition
+        self,
+        root: Path,
+        hello: dict[str, Any],
+        env: dict[str, str],
+        size: int,
+        changed: threading.Condition,
     ) -> None:
         self.root = root
         self.hello = hello
+        self.env = env
         self.size = size
         self.changed = changed
         self.all: list[Worker] = []
@@ -57,6 +65,7 @@ class Workers:
         self.spawn_error: str | None = None
         self.retry_at = 0.0
         self.started = 0
+        self.noted = False
 
     # -- the pool's shape -----------------------------------------------------------------
 
@@ -66,7 +75,7 @@ class Workers:
             return
         while sum(not w.doomed for w in self.all) < self.size:
             try:
-                worker: Worker = WorkerProcess(self.root, self.hello)
+                worker: Worker = WorkerProcess(self.root, self.hello, self.env)
             except OSError as exc:
                 self.spawn_error = f"no worker process could be started: {exc}"
                 self.retry_at = time.monotonic() + _RESPAWN_BACKOFF_S
@@ -142,7 +151,7 @@ class Workers:
     def _heard(self, worker: Worker, message: dict[str, Any]) -> None:
         op, ident = message.get("op"), message.get("id")
         if op == "ready":
-            self._ready(worker)
+            self._ready(worker, message)
             return
         if not isinstance(ident, int):
             return
@@ -163,9 +172,13 @@ class Workers:
         elif op == "query":
             queried(self, worker, message)
 
-    def _ready(self, worker: Worker) -> None:
+    def _ready(self, worker: Worker, message: dict[str, Any]) -> None:
         worker.ready = True
         self.spawn_error = None
+        notes = message.get("notes")
+        if notes and not self.noted:
+            self.noted = True  # the same on every worker: said once
+            LOG.info("brain code runs with fewer limits here: %s", "; ".join(map(str, notes)))
         self.changed.notify_all()
 
     def _asked(self, worker: Worker, message: dict[str, Any]) -> None:
@@ -226,7 +239,7 @@ class Workers:
     def died(self, worker: Worker) -> None:
         """The worker hung up: reap it, and fail what it was running, saying why."""
         worker.drain_errors()
-        worker.reap()  # if it lives on all the same, reaping kills it
+        worker.reap()  # if it lives on all the same, reaping kills it; its group goes too
         worker.drain_errors()
         how = worker.end_words()
         unanswered = [p for p in worker.running.values() if p.reply is None]

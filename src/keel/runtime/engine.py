@@ -36,6 +36,7 @@ from typing import Any
 from sqlalchemy import Engine as Database
 
 from keel.assemble.values import Assembly, Fit, ToolCall
+from keel.brain.constitution import CodeAccess
 from keel.brain.knobs import turn_knobs
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
@@ -468,22 +469,25 @@ class Engine:
         brain = self.brain
         if not brain.with_code and not brain.engage:
             return None
-        with self._lock:
-            if self._code is None:
-                runner = CodeRunner(brain.root)
-                runner.start()
-                self._code = runner
-            return self._code
+        return self._runner(brain.root, brain.manifest.code)
 
     def runner(self) -> CodeRunner:
         """The runner of the brain's code, started on first use whatever code the brain
         has: a hook's gate or a scenario's pipeline needs one even when no turn does."""
-        root = self.source.root
+        brain = self.brain
+        return self._runner(brain.root, brain.manifest.code)
+
+    def _runner(self, root: Path, access: CodeAccess) -> CodeRunner:
+        """The one runner, started on first use; its workers follow MANIFEST `code:` as it
+        is now (an edit retires the workers started before it). It is given no database:
+        a render's `ctx.query` runs in the turn's own transaction."""
         with self._lock:
             if self._code is None:
-                runner = CodeRunner(root)
+                runner = CodeRunner(root, access=access)
                 runner.start()
                 self._code = runner
+            else:
+                self._code.reconfigure(access)
             return self._code
 
     def apply_state(self, *, rebuild_views: bool = False) -> StateReport:
