@@ -31,6 +31,7 @@ EXPECTED = {
     ("access.unknown-role", "fail", ACCESS, 19),
     ("access.rule", "fail", ACCESS, 22),
     ("tenancy.context", "fail", "constitution/MANIFEST.yaml", 6),
+    ("code.env", "warn", "constitution/MANIFEST.yaml", 9),
     ("context.unreached", "warn", f"{DESK}/archive.context.md", None),
     ("context.run-unreached", "warn", f"{DESK}/nightly/report.context.md", 3),
     ("reach.unknown", "fail", f"{DESK}/weekly.heartbeat.md", 7),
@@ -50,8 +51,9 @@ EXPECTED = {
 NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
 # view.unchecked needs an unreachable database, context.stubbed recorded turns,
-# tenancy.global-views a tenancy that works, and view.timeout and view.slow a view that
-# takes its time, which would hold up every check of this brain (each has tests of its own).
+# tenancy.global-views and code.query a tenancy that works, and view.timeout and view.slow
+# a view that takes its time, which would hold up every check of this brain (each has
+# tests of its own).
 NOT_SHOWN = {
     "access.file",
     "view.unchecked",
@@ -59,6 +61,7 @@ NOT_SHOWN = {
     "view.slow",
     "context.stubbed",
     "tenancy.global-views",
+    "code.query",
     "code.unloaded",  # doctor without a code runner
     # A MANIFEST that does not load: this brain's must load, to show tenancy.context.
     "tenancy.withheld",

@@ -6,7 +6,9 @@ pipeline, each bot's chat policy — are loaded through the runner a turn uses: 
 process, within the timeout, so a module that hangs, exits or prints costs only itself.
 With `--probe`, each match, gate and chat policy is also called once on a sample. A
 context's code and a hook's gate are optional; a scenario's pipeline is not — a scenario
-runs its pipeline, so one without `<id>.pipeline.py` beside it cannot run.
+runs its pipeline, so one without `<id>.pipeline.py` beside it cannot run. What the code
+is handed — the environment MANIFEST `code:` passes it, the tenant rows its queries name —
+is `keel.doctor.code_reach`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 
 from keel.brain.constitution import DEFAULT_CODE_TIMEOUT_MS
 from keel.code.probe import code_files, load_findings, probe_findings
+from keel.doctor import code_reach
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, maybe
 
@@ -28,6 +31,7 @@ _SPEC_OF = {
 
 def check(scope: Scope) -> Iterator[Finding]:
     yield from _loads(scope)
+    yield from code_reach.check(scope)
     yield from _orphans(scope)
     yield from _missing(scope)
 

@@ -35,6 +35,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "code.missing": ("Feature context code", "fail"),
     "code.orphan": ("Feature context code", "warn"),
     "code.probe": ("Feature context code", "warn"),
+    "code.env": ("Feature context code", "warn"),
+    "code.query": ("Feature context code", "warn"),
     "code.unloaded": ("Feature context code", "note"),
     "access.file": ("Chat access", "fail"),
     "access.rule": ("Chat access", "fail"),
