@@ -14,7 +14,6 @@ import sys
 import typer
 import typer.core
 
-from keel.cli.app import EXIT_FAILED, app
 from keel.cli.options import (
     BotOpt,
     BrainArg,
@@ -25,6 +24,8 @@ from keel.cli.options import (
     ThreadOpt,
     open_engine,
 )
+from keel.cli.root import app
+from keel.cli.status import EXIT_FAILED
 from keel.errors import KeelError
 from keel.link.values import Conversation
 from keel.log import shown
