@@ -14,6 +14,10 @@ import importlib
 
 from keel.errors import KeelError
 
+# The package's version, as pyproject.toml states it (a test keeps the two equal): read
+# here, `keel --version` needs no look-up of the installed distribution's metadata.
+__version__ = "0.1.0"
+
 # Not `typing.TYPE_CHECKING`: importing typing would double what `import keel` costs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from keel.cli.app import app
+from keel.cli import app
 from tests.importers.conftest import WriteTree, write_files
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def registered() -> Iterator[typer.Typer]:
-    """`keel import` on the shared app for one test, then the app as it was.
-
-    Until `keel.cli` imports the module itself, registering it for good here would add a
-    command to every later test's app (and to the generated CLI reference).
-    """
-    before = list(app.registered_commands)
-    module = importlib.import_module("keel.cli.import_cmd")
-    if not any(c.name == "import" for c in app.registered_commands):
-        importlib.reload(module)
-    yield app
-    app.registered_commands[:] = before
 
 
 def invoke(*args: str | Path) -> tuple[int, str]:

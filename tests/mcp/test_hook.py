@@ -8,6 +8,7 @@ compaction, the ticket unbound, a last prompt.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import keel.cli.hook_cmd  # noqa: F401  (registers the command)
+from keel.brain.snapshot_cache import CACHE_FILE
 from keel.budget.fit import Stub
 from keel.cli import app
 from keel.link.values import Conversation, Link
@@ -339,3 +341,54 @@ def test_brain_code_that_fails_is_one_warning_line_on_stderr(
     assert line.startswith("keel agent-hook: warning: features/shop/lint.context.py")
     assert said in line
     assert STYLE in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# -- the brain through its snapshot cache: every prompt is a new process ------------------
+
+STYLE_FILE = "features/shop/style.context.md"
+
+
+def test_an_edited_rule_reaches_the_next_prompt_and_a_deleted_one_leaves(
+    dev: Engine, database_url: str
+) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    first = added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    assert (brain / CACHE_FILE).is_file(), "the first prompt wrote the cache"
+    (brain / STYLE_FILE).write_text(
+        "---\nwhen: [always]\n---\nWrite the test first, then the code.\n", encoding="utf-8"
+    )
+    edited = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    (brain / STYLE_FILE).unlink()
+    deleted = added(hook(brain, payload("prompt_done"), *db), "UserPromptSubmit")
+
+    assert STYLE in first
+    assert "Write the test first, then the code." in edited
+    assert STYLE not in edited
+    assert '<context-withdrawn name="style"/>' in deleted
+    assert "Write the test first" not in deleted
+
+
+def test_the_hook_says_the_same_with_a_cold_cache_and_a_warm_one(
+    write_brain: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    warm = write_brain(DEV_BRAIN)
+    cold = shutil.copytree(warm, tmp_path / "cold")
+    said: dict[Path, list[str]] = {warm: [], cold: []}
+    events = ["prompt_checkout", "prompt_colour", "session_start_compact", "prompt_done"]
+    for event in events:
+        for brain in (cold, warm):
+            if brain == cold:
+                (brain / CACHE_FILE).unlink(missing_ok=True)
+            result = hook(brain, payload(event))  # each brain's own database
+            assert (result.exit_code, result.stderr) == (0, "")
+            said[brain].append(result.stdout)
+    assert said[warm] == said[cold]
+    assert all(said[warm])
+
+
+def test_a_corrupt_cache_costs_the_prompt_nothing(dev: Engine, database_url: str) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    (brain / CACHE_FILE).parent.mkdir(exist_ok=True)
+    (brain / CACHE_FILE).write_bytes(b'{"format": 1, "files": {"features/shop/style.context.md"')
+    assert STYLE in added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    json.loads((brain / CACHE_FILE).read_text(encoding="ascii"))  # written anew

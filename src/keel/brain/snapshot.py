@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from keel.brain.constitution import Access, Manifest
 from keel.brain.specs import (
@@ -90,3 +91,19 @@ class Brain:
     def reach_of(self, entity: EntitySpec) -> tuple[ReachEntry, ...]:
         """The entity's reach: its own `reach:` if it has one, else the layout."""
         return entity.reach if entity.reach is not None else self.layout_reach(entity)
+
+
+class SnapshotSource(Protocol):
+    """Where a long-lived holder gets the snapshot for each turn: the live, watched brain
+    (`keel.brain.source.BrainSource`) or one read once through the snapshot cache
+    (`keel.brain.snapshot_cache.CachedSource`)."""
+
+    @property
+    def root(self) -> Path:
+        """The brain directory, resolved."""
+
+    def current(self) -> Brain:
+        """The snapshot for this turn."""
+
+    def close(self) -> None:
+        """Stop following the brain's files, if anything follows them."""

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from keel.brain.scaffold import scaffold_files
-from keel.cli.app import EXIT_FAILED, app, console, emit_json, fail
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
+from keel.cli.root import app, console, emit_json, fail
+from keel.cli.status import EXIT_FAILED
 from keel.doctor import render
 from keel.errors import UsageError
 

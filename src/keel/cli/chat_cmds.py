@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import typer
 
-from keel.cli.app import app, console, emit_json, guard
 from keel.cli.options import (
     AtOpt,
     BrainArg,
@@ -23,6 +22,7 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
+from keel.cli.root import app, console, emit_json, guard
 from keel.link.values import Conversation
 
 

@@ -5,6 +5,10 @@ The command reads one JSON object on stdin and prints the context to add (see
 status blocks the prompt and erases it — so every failure, a mistyped option included, is
 one line on stderr and status 1, which the agent reports and goes past. The turn's
 warnings (brain code that failed) are one line each on stderr, with status 0.
+
+Each prompt is a new process, so the brain is read through its snapshot cache
+(`keel.brain.snapshot_cache`): only the files edited since the last prompt are parsed, and
+an edit always reaches the next prompt.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import sys
 import typer
 import typer.core
 
-from keel.cli.app import EXIT_FAILED, app
 from keel.cli.options import (
     BotOpt,
     BrainArg,
@@ -25,6 +28,8 @@ from keel.cli.options import (
     ThreadOpt,
     open_engine,
 )
+from keel.cli.root import app
+from keel.cli.status import EXIT_FAILED
 from keel.errors import KeelError
 from keel.link.values import Conversation
 from keel.log import shown
@@ -62,7 +67,7 @@ def agent_hook(
     room = Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
     try:
         payload = read_input(sys.stdin.read())
-        with open_engine(brain, db) as engine:
+        with open_engine(brain, db, cached=True) as engine:
             said = answer(engine, room, payload)
     except KeelError as exc:
         sys.stderr.write(f"{NAME}: {exc}\n")

@@ -19,7 +19,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from keel.cli.app import EXIT_REFUSED, app, console, emit_json, guard
+from keel.cli.root import app, console, emit_json, guard
+from keel.cli.status import EXIT_REFUSED
 from keel.importers import ImportedRule, ImportReport, RoleChange, import_rules
 from keel.importers.quoting import shown
 

@@ -12,9 +12,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from keel.cli.app import app, emit_json, guard
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine, parse_at
 from keel.cli.report_view import report_console
+from keel.cli.root import app, emit_json, guard
 from keel.ledger.chat_context import decision_json
 from keel.link.values import Binding
 from keel.log import printable

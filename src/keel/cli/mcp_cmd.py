@@ -16,8 +16,9 @@ from typing import Annotated
 
 import typer
 
-from keel.cli.app import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, app, fail
 from keel.cli.options import BotOpt, BrainArg, ChatOpt, DbOpt, DmOpt, RoleOpt, ThreadOpt
+from keel.cli.root import app, fail
+from keel.cli.status import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE
 from keel.errors import KeelError, Refused, UsageError
 from keel.link.values import Conversation
 from keel.mcp.room import Room

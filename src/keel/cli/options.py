@@ -1,4 +1,9 @@
-"""Options and argument parsing shared by the turn-side commands."""
+"""Options and argument parsing shared by the turn-side commands.
+
+Imported by most command modules, so it imports nothing heavy itself: the engine (and the
+database layer under it) loads when a command opens it, the loader when a brain argument
+is checked.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,25 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS
-from keel.brain.loader import TOPS
 from keel.brain.specs import ENTITY_KINDS, ReachEntry
 from keel.errors import UsageError
 from keel.link.values import RunRef, id_problem
-from keel.runtime.engine import Engine
-from keel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from keel.runtime.engine import Engine
+    from keel.tokens import TokenCounter
 
 
 def _a_brain(path: Path) -> Path:
     """The brain directory as given, once it is one: an empty or unrelated folder would
     load as a brain with nothing in it, and every check of it would pass."""
+    from keel.brain.loader import TOPS
+
     if path.is_dir() and not any(os.path.lexists(path / top) for top in TOPS):
         raise typer.BadParameter(
             f"{path} is not a brain — it has none of {', '.join(f'{t}/' for t in TOPS)}; "
@@ -97,10 +105,13 @@ AtOpt = Annotated[
 
 @contextmanager
 def open_engine(
-    path: Path, db: str | None, *, counter: TokenCounter | None = None
+    path: Path, db: str | None, *, counter: TokenCounter | None = None, cached: bool = False
 ) -> Iterator[Engine]:
-    """The brain's engine for one command: no watcher thread, closed when the command ends."""
-    engine = Engine(path, db, counter=counter, watch=False)
+    """The brain's engine for one command: no watcher thread, closed when the command ends.
+    `cached` reads the brain through its snapshot cache (see `Engine`)."""
+    from keel.runtime.engine import Engine
+
+    engine = Engine(path, db, counter=counter, watch=False, cached=cached)
     try:
         yield engine
     finally:

@@ -1,7 +1,8 @@
 """The CLI reference (docs/cli.md), generated from each command's own `--help`.
 
-A test regenerates it and compares, so the document cannot drift from the code;
-`scripts/cli-reference` rewrites it after a change.
+`keel --help` is what the entry point prints (`keel.cli.entry`), every other page what
+typer prints for the command. A test regenerates it and compares, so the document cannot
+drift from the code; `scripts/cli-reference` rewrites it after a change.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
-from keel.cli.app import app
+from keel.cli.commands import load_all
+from keel.cli.entry import overview
+from keel.cli.root import app
 
 WIDTH = 100
 
@@ -29,11 +32,13 @@ def _commands(group: Any, prefix: list[str]) -> list[list[str]]:
 
 def reference() -> str:
     """Markdown: the top-level help, then each command's help, in name order."""
+    load_all()
     runner = CliRunner()
     env = {"COLUMNS": str(WIDTH), "NO_COLOR": "1", "TERM": "dumb"}
     root = typer.main.get_command(app)
     parts = ["# The `keel` command\n", "Generated from `--help`; do not edit by hand.\n"]
-    for path in [[], *_commands(root, [])]:
+    parts.append(f"## `keel`\n\n```text\n{overview(WIDTH).rstrip()}\n```\n")
+    for path in _commands(root, []):
         result = runner.invoke(app, [*path, "--help"], env=env, prog_name="keel")
         title = " ".join(["keel", *path])
         text = "\n".join(line.rstrip() for line in result.output.splitlines()).strip("\n")

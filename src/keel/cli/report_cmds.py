@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from keel.cli.app import app, emit_json, guard
 from keel.cli.options import (
     AtOpt,
     BotOpt,
@@ -34,6 +33,7 @@ from keel.cli.report_view import (
     print_what_if,
     report_console,
 )
+from keel.cli.root import app, emit_json, guard
 from keel.cli.turn_cmd import AttachOpt, InputOpt, OpenOpt, ReplyToOpt, build_request
 from keel.ledger import DEFAULT_SINCE
 

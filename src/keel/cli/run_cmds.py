@@ -35,15 +35,6 @@ from rich.text import Text
 
 from keel.brain.limits import MAX_BOT_CHARS
 from keel.brain.problems import did_you_mean, plural
-from keel.cli.app import (
-    EXIT_FAILED,
-    EXIT_REFUSED,
-    app,
-    console,
-    emit_json,
-    error_console,
-    guard,
-)
 from keel.cli.options import (
     BrainArg,
     DbOpt,
@@ -55,6 +46,7 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
+from keel.cli.root import app, console, emit_json, error_console, guard
 from keel.cli.run_view import (
     approve_prefix,
     indented,
@@ -62,6 +54,7 @@ from keel.cli.run_view import (
     print_record,
     print_runs,
 )
+from keel.cli.status import EXIT_FAILED, EXIT_REFUSED
 from keel.errors import UsageError
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from keel.cli.app import console
+from keel.cli.root import console
 from keel.state.database import shown
 
 # The space rich puts between two columns of a borderless table.

@@ -23,8 +23,8 @@ from typing import Annotated
 
 import typer
 
-from keel.cli.app import app, fail
 from keel.cli.options import BrainArg, DbOpt
+from keel.cli.root import app, fail
 from keel.errors import KeelError
 from keel.web.limits import BODY_BYTES, MAX_BODY_BYTES
 

@@ -14,8 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from keel.cli.app import EXIT_FAILED, app, console, emit_json, guard
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
+from keel.cli.root import app, console, emit_json, guard
+from keel.cli.status import EXIT_FAILED
 from keel.state.files import StateFile, StateReport
 
 state_app = typer.Typer(help="The brain's state database.", no_args_is_help=True)

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import typer
 
-from keel.cli.app import EXIT_OVERFLOW, app, console, emit_json, error_console, guard
 from keel.cli.options import (
     AtOpt,
     BotOpt,
@@ -33,6 +32,8 @@ from keel.cli.options import (
     parse_reach,
     parse_run,
 )
+from keel.cli.root import app, console, emit_json, error_console, guard
+from keel.cli.status import EXIT_OVERFLOW
 from keel.cli.turn_view import print_turn
 from keel.errors import FitOverflow, UsageError
 from keel.link.reach import check_override

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keel.assemble.values import Assembly, Section
-from keel.cli.app import console
+from keel.cli.root import console
 from keel.turn.prepared import PreparedTurn
 
 BAR = 24

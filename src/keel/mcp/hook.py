@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -51,11 +51,13 @@ from keel.errors import UsageError
 from keel.link.values import TurnRequest
 from keel.mcp.room import Room
 from keel.payload.sessions import SentContext, SessionState, digest
-from keel.runtime.engine import Engine
 from keel.store import Tx
 from keel.tools.context_turn import Joined, turn_text
 from keel.turn.assembly import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
+
+if TYPE_CHECKING:
+    from keel.runtime.engine import Engine
 
 PROMPT = "UserPromptSubmit"
 START = "SessionStart"

@@ -23,8 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from keel.brain.snapshot import Brain
-from keel.brain.source import BrainSource
+from keel.brain.snapshot import Brain, SnapshotSource
 from keel.runs.commits import Pin, brain_commit
 
 Stamp = tuple[int, int, int] | None
@@ -36,7 +35,7 @@ Marks = tuple[Stamp, ...] | None
 class Pinning:
     """`brain_commit` of a source's brain, remembered (see the module docstring)."""
 
-    source: BrainSource
+    source: SnapshotSource
     _last: tuple[Brain, Marks, Pin] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -39,7 +39,8 @@ from keel.assemble.values import Assembly, Fit, ToolCall
 from keel.brain.constitution import CodeAccess
 from keel.brain.knobs import turn_knobs
 from keel.brain.problems import did_you_mean
-from keel.brain.snapshot import Brain
+from keel.brain.snapshot import Brain, SnapshotSource
+from keel.brain.snapshot_cache import CachedSource
 from keel.brain.source import BrainSource
 from keel.brain.specs import ReachEntry, RoleSpec
 from keel.budget.fit import Fitted
@@ -101,14 +102,21 @@ class Engine:
         counter: TokenCounter | None = None,
         tools: Registry = TOOLS,
         watch: bool = True,
+        cached: bool = False,
     ) -> None:
         """Open the brain at `brain` (a `UsageError` if it is not a brain directory).
 
         `db` is a database URL (SQLite file or `postgresql://...`); by default the brain's
         own SQLite file, `.keel/keel.db`. `watch=False` follows file edits by stat probes
-        instead of a watcher thread (a short-lived process needs neither).
+        instead of a watcher thread (a short-lived process needs neither). `cached=True`
+        reads the brain once, through the snapshot cache in its `.keel/` folder
+        (`keel.brain.snapshot_cache`: only files edited since the last process are parsed),
+        and follows no edit after that: for a process that lives one command, such as a
+        coding agent's prompt hook.
         """
-        self.source = BrainSource(Path(brain), watch=watch)
+        self.source: SnapshotSource = (
+            CachedSource(Path(brain)) if cached else BrainSource(Path(brain), watch=watch)
+        )
         self.url = anchored(db) if db else default_url(self.source.root)
         self.counter: TokenCounter = counter or Estimator()
         self.tools = tools

@@ -1,7 +1,10 @@
-"""The `keel` command: one typer app, one module per command group.
+"""The root `keel` command: the typer app every command module registers on, and what
+every command prints and fails through.
 
-Exit status: 0 done, 1 a check failed (doctor) or the database failed, 2 a usage error,
-3 a refusal, 4 a turn that does not fit. Only this edge turns Keel's errors into exit codes.
+Command modules register themselves when imported, and `keel.cli.commands` imports only
+the one a command line names: so this module loads typer but neither rich (the terminal
+UI, imported when something is printed through it) nor any command's dependencies. Exit
+statuses are `keel.cli.status`; only this edge turns Keel's errors into them.
 """
 
 from __future__ import annotations
@@ -9,19 +12,21 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from importlib.metadata import version
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from keel.cli.terminal import terminal
+from keel import __version__
+from keel.cli.commands import SUMMARY
+from keel.cli.status import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE
 from keel.errors import KeelError, LinkError, Refused, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     name="keel",
-    help="Keel: feature contexts linked to each turn, assembled into budgeted model input.",
+    help=SUMMARY,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -30,7 +35,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"keel {version('keel')}\n")
+        sys.stdout.write(f"keel {__version__}\n")
         raise typer.Exit()
 
 
@@ -46,18 +51,16 @@ def _main(
     """Keel: feature contexts linked to each turn, assembled into budgeted model input."""
 
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_REFUSED = 3
-EXIT_OVERFLOW = 4
-
-
 def console() -> Console:
     """Standard output for people: prose wraps at the terminal's width, at word breaks."""
+    from keel.cli.terminal import terminal
+
     return terminal()
 
 
 def error_console() -> Console:
+    from keel.cli.terminal import terminal
+
     return terminal(stderr=True)
 
 
@@ -73,6 +76,8 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
         if as_json:
             emit_json({"refused": str(exc)})
         else:
+            from rich.markup import escape
+
             console().print(f"[bold yellow]refused:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_REFUSED) from None
     except UsageError as exc:
@@ -83,6 +88,8 @@ def guard(as_json: bool, action: Callable[[], None]) -> None:
 
 def fail(error: KeelError | str, *, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line error (or refusal) to stderr and exit with `code`."""
+    from rich.markup import escape
+
     label = "[bold yellow]refused:[/]" if isinstance(error, Refused) else "[bold red]error:[/]"
     # The message is text, not markup: a `[run, ask]` it quotes must print as written.
     error_console().print(f"{label} {escape(str(error))}", markup=True)
