@@ -29,7 +29,7 @@ from keel.errors import StoreError
 from keel.state.files import apply_state
 from keel.state.scripts import run_files
 from keel.state.sqlite_file import make_whole, write_ahead
-from keel.store.sql import failing_as, reason
+from keel.store.sql import STORE_BEGINS, failing_as, reason
 from keel.store.store import Store
 
 DB_DIR = ".keel"
@@ -184,7 +184,8 @@ def _real_sqlite_transactions(engine: Engine, *, in_memory: bool) -> None:
 
     The sqlite3 module opens a transaction only before DML and commits on its own before
     other statements, so schema changes would escape a rollback. SQLAlchemy's documented
-    remedy: let the driver stay out of it, and emit BEGIN when SQLAlchemy begins.
+    remedy: let the driver stay out of it, and emit BEGIN when SQLAlchemy begins — except
+    on the store's connections, which begin with BEGIN IMMEDIATE themselves.
     A file is also put in write-ahead mode (`keel.state.sqlite_file.write_ahead`).
     """
 
@@ -196,7 +197,8 @@ def _real_sqlite_transactions(engine: Engine, *, in_memory: bool) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN")
+        if not connection.get_execution_options().get(STORE_BEGINS):
+            connection.exec_driver_sql("BEGIN")
 
 
 def _fix(url: URL) -> str:

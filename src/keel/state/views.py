@@ -5,8 +5,8 @@ entity key comes from the turn and is always a bound parameter, never text in th
 
 In a room pinned to a tenant (MANIFEST `tenancy:`), every view that has the tenant's
 column shows only the tenant's rows, whatever brought the view — a context of another
-feature, a role's own state, a run: its columns are looked up first, in the same
-savepoint, so a view's definition can never be out of date here.
+feature, a role's own state, a run: its columns are looked up first, in the same read, so
+a view's definition can never be out of date here.
 
 A view that cannot be read shows the model one plain line; what the database said goes to
 the `keel.state` log, never into the model's input.
@@ -15,14 +15,19 @@ Every read has a deadline, MANIFEST `state.readTimeoutMs`, that covers all its q
 (the columns, the rows, the count): a view that never ends — a recursive query without a
 stop, whose first rows come at once but whose count never does — or one that is merely
 very slow is stopped by the database and shows the model a stub of its own, and the turn
-goes on. The bound is set for the read alone, never for the turn around it:
+goes on, its transaction as it was. How, on each database, in the fewest statements:
 
-- SQLite: a progress handler on the connection, installed for the read and removed after;
-- PostgreSQL: `statement_timeout`, set locally (`set_config(..., true)`, which is SET
-  LOCAL) inside the read's savepoint before each query, to what is left of the deadline.
-  SET LOCAL outlives a savepoint that is released (it lasts until the transaction ends),
-  and is undone only when the savepoint is rolled back — so a read always rolls its
-  savepoint back: it has nothing to keep.
+- SQLite: a progress handler on the connection, installed for the read and removed after.
+  A SELECT that fails or is interrupted undoes nothing else on SQLite (the transaction
+  and what it wrote stay), so a read needs no savepoint.
+- PostgreSQL: any failed statement aborts the whole transaction, so a read runs in a
+  savepoint that is always rolled back; `statement_timeout` is set locally (SET LOCAL)
+  before each query, to what is left of the deadline. SET LOCAL outlives a savepoint that
+  is released and is undone only when it is rolled back — another reason the read never
+  keeps its savepoint. The savepoint and the first timeout go in one round trip.
+
+The statements are sent as the driver takes them (`exec_driver_sql`): names quoted, the
+key and the limit bound; SQLAlchemy has nothing to compile.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, text
+from sqlalchemy import Connection, CursorResult
 from sqlalchemy.exc import SQLAlchemyError
 
 from keel.brain.files import MANIFEST_PATH
@@ -48,6 +53,7 @@ UNREADABLE = "could not be read (the log says why)"
 _STEPS = 1000
 # PostgreSQL's SQLSTATE for a statement cancelled (here: by statement_timeout).
 _CANCELLED = "57014"
+_SAVEPOINT = "keel_view_read"
 
 
 def too_slow(timeout_ms: int) -> str:
@@ -78,9 +84,8 @@ def read_view(
     """Up to `limit` rows of a view (filtered by the key for a `by` view, and to the room's
     tenant), and how many it holds in all — read within `timeout_ms`.
 
-    The queries run in a savepoint that is rolled back afterwards, so a view that fails (a
-    missing table, a bad column) or runs out of time is undone alone, and leaves the
-    caller's transaction usable and as it was.
+    A view that fails (a missing table, a bad column) or runs out of time leaves the
+    caller's transaction usable and as it was (see the module for how, on each database).
     """
     if ref.by is not None and entity is None:
         return ViewRows(
@@ -115,10 +120,9 @@ def timed_read(
     def read(deadline: _Deadline) -> ViewRows:
         key: Any = None
         if ref.by is not None:
-            quote = connection.dialect.identifier_preparer.quote
-            column, source = quote(ref.by), quote(ref.view)
+            column, source = deadline.quote(ref.by), deadline.quote(ref.view)
             first = deadline.execute(
-                f"SELECT {column} FROM {source} WHERE {column} IS NOT NULL LIMIT 1", {}
+                f"SELECT {column} FROM {source} WHERE {column} IS NOT NULL LIMIT 1"
             ).first()
             if first is None:
                 return ViewRows(view=ref.view, by=ref.by)  # no key: what a turn reads is empty
@@ -137,10 +141,9 @@ def _rows_off(ref: ViewRef) -> ViewRows:
 def _within(
     connection: Connection, ref: ViewRef, timeout_ms: int, read: Callable[[_Deadline], ViewRows]
 ) -> ViewRows:
-    """`read` run in a savepoint, rolled back afterwards, within the deadline; a stub when
-    the database stops it at the deadline or cannot run it."""
+    """`read` run within the deadline, leaving the transaction as it was; a stub when the
+    database stops it at the deadline or cannot run it."""
     deadline = _Deadline(connection, timeout_ms)
-    savepoint = connection.begin_nested()
     try:
         with deadline:
             return read(deadline)
@@ -155,8 +158,6 @@ def _within(
         orig = getattr(exc, "orig", None)
         LOG.warning("view %s could not be read: %s", shown(ref.view), shown(str(orig or exc)))
         return ViewRows(view=ref.view, by=ref.by, problem=UNREADABLE)
-    finally:
-        savepoint.rollback()
 
 
 class _Deadline:
@@ -164,12 +165,23 @@ class _Deadline:
 
     def __init__(self, connection: Connection, timeout_ms: int) -> None:
         self.connection = connection
-        self._dialect = connection.dialect.name
+        self._postgres = connection.dialect.name == "postgresql"
+        # psycopg takes %s; sqlite3 takes ?.
+        self.mark = "%s" if self._postgres else "?"
+        self._quote = connection.dialect.identifier_preparer.quote
+        self._timeout_ms = timeout_ms
         self._end = time.monotonic() + timeout_ms / 1000
         self._passed = False
+        self._timed = False  # whether the next query's timeout is set already
 
     def __enter__(self) -> _Deadline:
-        if self._dialect == "sqlite":
+        if self._postgres:
+            # An integer Keel computed: no text from the brain is in this statement.
+            self.connection.exec_driver_sql(
+                f"SAVEPOINT {_SAVEPOINT}; SET LOCAL statement_timeout = {self._timeout_ms}"
+            )
+            self._timed = True
+        else:
             self._driver().set_progress_handler(self._check, _STEPS)
         return self
 
@@ -179,17 +191,24 @@ class _Deadline:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        if self._dialect == "sqlite":
+        if self._postgres:
+            self.connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+        else:
             self._driver().set_progress_handler(None, 0)
 
-    def execute(self, sql: str, params: dict[str, Any]) -> CursorResult[Any]:
-        """Run one of the read's queries with what is left of the deadline."""
-        if self._dialect == "postgresql":
+    def quote(self, name: str) -> str:
+        """A name as an identifier in this read's SQL (a % doubled for psycopg)."""
+        quoted = self._quote(name)
+        return quoted.replace("%", "%%") if self._postgres else quoted
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> CursorResult[Any]:
+        """Run one of the read's queries (`self.mark` for each parameter) with what is left
+        of the deadline."""
+        if self._postgres and not self._timed:
             left = max(1, math.ceil((self._end - time.monotonic()) * 1000))
-            self.connection.execute(
-                text("SELECT set_config('statement_timeout', :left, true)"), {"left": str(left)}
-            )
-        return self.connection.execute(text(sql), params)
+            self.connection.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")
+        self._timed = False
+        return self.connection.exec_driver_sql(sql, params)
 
     def stopped(self, exc: SQLAlchemyError) -> bool:
         """Whether `exc` is the database stopping the read at its deadline."""
@@ -209,13 +228,13 @@ class _Deadline:
 def _read(
     deadline: _Deadline, ref: ViewRef, entity: object, limit: int, tenant: Tenant | None
 ) -> ViewRows:
-    quote = deadline.connection.dialect.identifier_preparer.quote
+    quote, mark = deadline.quote, deadline.mark
     source = quote(ref.view)
     conditions: list[str] = []
-    params: dict[str, Any] = {}
+    params: list[Any] = []
     if ref.by is not None:
-        conditions.append(f"{quote(ref.by)} = :key")
-        params["key"] = entity
+        conditions.append(f"{quote(ref.by)} = {mark}")
+        params.append(entity)
     if (
         tenant is not None
         and tenant.column is not None
@@ -224,20 +243,19 @@ def _read(
         if tenant.key is None:
             conditions.append("1 = 0")  # pinned to no tenant: no tenant's rows belong here
         else:
-            conditions.append(f"{quote(tenant.column)} = :tenant")
-            params["tenant"] = tenant.key
+            conditions.append(f"{quote(tenant.column)} = {mark}")
+            params.append(tenant.key)
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    result = deadline.execute(
-        f"SELECT * FROM {source}{where} LIMIT :limit", {**params, "limit": limit}
-    )
+    result = deadline.execute(f"SELECT * FROM {source}{where} LIMIT {mark}", (*params, limit))
     columns = tuple(result.keys())
     rows = tuple(tuple(row) for row in result.fetchall())
     total = len(rows)
     if total == limit:
-        total = int(deadline.execute(f"SELECT COUNT(*) FROM {source}{where}", params).scalar_one())
+        count = deadline.execute(f"SELECT COUNT(*) FROM {source}{where}", tuple(params))
+        total = int(count.scalar_one())
     return ViewRows(view=ref.view, by=ref.by, columns=columns, rows=rows, total=total)
 
 
 def _columns(deadline: _Deadline, source: str) -> tuple[str, ...]:
     """The view's columns, from the database as it is now (one query that reads no row)."""
-    return tuple(deadline.execute(f"SELECT * FROM {source} WHERE 1 = 0", {}).keys())
+    return tuple(deadline.execute(f"SELECT * FROM {source} WHERE 1 = 0").keys())

@@ -27,6 +27,11 @@ from keel.link.values import LINK_KINDS, Conversation, LinkKind
 
 DIALECTS = ("sqlite", "postgresql")
 
+# An execution option on the store's connections: the store begins their transaction
+# itself (BEGIN IMMEDIATE on SQLite), so an engine's `begin` hook must leave it alone —
+# a BEGIN sent there would only be committed empty before the real one.
+STORE_BEGINS = "keel_store_begins"
+
 # A surrogate key that is a 64-bit integer on PostgreSQL and SQLite's own rowid alias.
 BigId = BigInteger().with_variant(Integer, "sqlite")
 

@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from keel.errors import StoreError
 from keel.store import migrations as _migrations
-from keel.store.sql import DIALECTS, failing_as, reason
+from keel.store.sql import DIALECTS, STORE_BEGINS, failing_as, reason
 from keel.store.tx import Tx
 
 
@@ -33,7 +33,7 @@ def _now() -> datetime:
 class Store:
     """Keel's tables (`keel_*`) behind a SQLAlchemy engine; see `transaction()`."""
 
-    __slots__ = ("_clock", "_engine", "_migrations", "_where")
+    __slots__ = ("_clock", "_connections", "_engine", "_migrations", "_where")
 
     def __init__(
         self,
@@ -53,6 +53,8 @@ class Store:
                 "give a sqlite:// or postgresql:// URL"
             )
         self._engine = engine
+        # The same pool and hooks; its connections tell a `begin` hook the store begins.
+        self._connections = engine.execution_options(**{STORE_BEGINS: True})
         self._clock = clock
         self._migrations = tuple(migrations)
         self._where = engine.url.render_as_string(hide_password=True)
@@ -91,7 +93,7 @@ class Store:
     @contextmanager
     def _begin(self, what: str) -> Iterator[Connection]:
         try:
-            conn = self._engine.connect()
+            conn = self._connections.connect()
         except SQLAlchemyError as exc:
             raise StoreError(
                 f"cannot {what}: {reason(exc)} — check that the database server is running "
@@ -114,8 +116,8 @@ class Store:
 def _take_write_lock(conn: Connection) -> None:
     driver = conn.connection.driver_connection
     if getattr(driver, "in_transaction", False):
-        # The engine already began a deferred transaction (SQLAlchemy's recipe for real
-        # SQLite transactions): nothing has run in it yet, so end it and begin again.
+        # A `begin` hook that ignores STORE_BEGINS began a deferred transaction: nothing
+        # has run in it yet, so end it and begin again.
         conn.exec_driver_sql("COMMIT")
     conn.exec_driver_sql("BEGIN IMMEDIATE")
 
