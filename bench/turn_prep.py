@@ -20,9 +20,13 @@ to a run's message, a chat whose role carries an `always` context — in three s
 Baselines, measured in the same rounds: a bare `sqlite3` connection to the same file
 running `SELECT * FROM "view" [WHERE "col" = ?]` for every view the turn reads (its
 unavoidable reads), and one bare write transaction with a row per linked context (its
-unavoidable commit). The pure stages are also timed alone: `link_turn`, `catalog`, and
-`fit_links` (the view reads plus rendering). Every number is a median over `--runs`
-rounds after `--warmup` turns; the rounds interleave all series so drift hits them alike.
+unavoidable commit), on the connection settings Keel's own connections use (write-ahead
+log, `synchronous=NORMAL`). `overhead_ms` is the turn less both: what Keel adds above its
+I/O. `statements` counts the SQL statements one turn sends (SQLAlchemy's
+`before_cursor_execute`), transaction control included. The pure stages are also timed
+alone: `link_turn`, `catalog`, and `fit_links` (the view reads plus rendering). Every
+number is a median over `--runs` rounds after `--warmup` turns; the rounds interleave all
+series so drift hits them alike.
 Objects alive before measuring are frozen out of the cyclic collector (`gc.freeze`), as
 a long-running server's brain snapshot would settle in the oldest generation.
 """
@@ -44,7 +48,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 
 from generate import Generated, Shape, generate
 from keel.brain.constitution import ChatRule
@@ -55,6 +59,7 @@ from keel.link.catalog import catalog
 from keel.link.gather import link_turn, resolve_role
 from keel.link.values import Conversation, Origin, RunRef, Stored, TurnRequest
 from keel.state.database import DB_DIR, DB_FILE, connect, default_url
+from keel.state.sqlite_file import write_ahead
 from keel.store import Store
 from keel.tools.send import origin_of
 from keel.turn.blocks import fit_links
@@ -103,6 +108,7 @@ class Case:
     reads: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     stored: Stored | None = None
     last: PreparedTurn | None = None
+    statements: int = 0
     times: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, measure: str, seconds: float) -> None:
@@ -250,6 +256,7 @@ def open_bench(name: str, root: Path) -> Bench:
     store = Store(engine)
     store.migrate()
     bare = sqlite3.connect(brain.root / DB_DIR / DB_FILE, isolation_level=None)
+    write_ahead(bare)  # as Keel's engine sets up each of its connections
     bare.execute("CREATE TABLE bench_scratch (turn INTEGER, context TEXT, chars INTEGER)")
     return Bench(name=name, root=root, brain=brain, engine=engine, store=store, bare=bare)
 
@@ -467,6 +474,7 @@ def prepare(case: Case, warmup: int) -> None:
             tx.record_origin(case.turn.origin)
     for _ in range(max(1, warmup // case.turn.every)):
         case.last = prepare_turn(bench.brain, bench.store, request)
+    case.statements = count_statements(bench, request)
     with bench.store.transaction() as tx:
         conversation = request.conversation
         case.stored = Stored(
@@ -486,6 +494,21 @@ def prepare(case: Case, warmup: int) -> None:
     # The role's own state views, where prepare_turn reads them (`renders`), are read too.
     for rows in getattr(case.last, "renders", ()):
         case.reads.append((f"SELECT * FROM {quote(rows.view)}", ()))
+
+
+def count_statements(bench: Bench, request: TurnRequest) -> int:
+    """How many SQL statements one turn sends, transaction control included."""
+    sent: list[str] = []
+
+    def count(*args: Any) -> None:
+        sent.append(args[2])
+
+    event.listen(bench.engine, "before_cursor_execute", count)
+    try:
+        prepare_turn(bench.brain, bench.store, request)
+    finally:
+        event.remove(bench.engine, "before_cursor_execute", count)
+    return len(sent)
 
 
 def measure(case: Case) -> None:
@@ -550,6 +573,7 @@ def summary(case: Case) -> dict[str, Any]:
         "bare_reads_ms": reads,
         "bare_commit_ms": commit,
         "overhead_ms": turn - reads - commit,
+        "statements": case.statements,
         "ratio_to_bare": turn / (reads + commit),
         "link_turn_ms": case.median_ms("link"),
         "catalog_ms": case.median_ms("catalog"),
@@ -575,7 +599,7 @@ def render(report: dict[str, Any]) -> str:
         f"medians of {report['runs']} rounds after {report['warmup']} warm-up turns, in ms",
         "",
         f"{'series':<10} {'shape':<16} {'turn':>6} {'reads':>6} {'commit':>6} "
-        f"{'over':>6} {'x bare':>6} {'link':>6} {'catlg':>6} {'fit':>6}  "
+        f"{'over':>6} {'x bare':>6} {'link':>6} {'catlg':>6} {'fit':>6} {'stmts':>5}  "
         "links/views/rows/chars",
     ]
     for series, shapes in report["series"].items():
@@ -583,7 +607,8 @@ def render(report: dict[str, Any]) -> str:
             lines.append(
                 f"{series:<10} {shape:<16} {s['turn_ms']:6.2f} {s['bare_reads_ms']:6.3f} "
                 f"{s['bare_commit_ms']:6.2f} {s['overhead_ms']:6.2f} {s['ratio_to_bare']:6.1f} "
-                f"{s['link_turn_ms']:6.3f} {s['catalog_ms']:6.3f} {s['fit_links_ms']:6.3f}  "
+                f"{s['link_turn_ms']:6.3f} {s['catalog_ms']:6.3f} {s['fit_links_ms']:6.3f} "
+                f"{s['statements']:5d}  "
                 f"{s['links']}/{s['views_read']}/{s['rows_read']}/{s['chars']}"
             )
     lines.append("")

@@ -54,7 +54,7 @@ CASES = [
         Case(
             kind="chat",
             request=TurnRequest(conversation=ACME, now=NOW, input="Where are we?"),
-            budget=15,
+            budget=8,
         ),
         id="chat",
     ),
@@ -64,7 +64,7 @@ CASES = [
             request=TurnRequest(
                 conversation=COACH_DM, now=NOW, dm=True, input="8/10", reply_to=(SENT_ID,)
             ),
-            budget=19,
+            budget=10,
             replies=True,
         ),
         id="reply",
@@ -78,7 +78,7 @@ CASES = [
                 role="coach",
                 run=FILM,
             ),
-            budget=16,
+            budget=7,
         ),
         id="heartbeat",
     ),
@@ -91,7 +91,7 @@ CASES = [
                 input="How do refunds work?",
                 open=(ReachEntry(context="kb"),),
             ),
-            budget=18,
+            budget=9,
         ),
         id="ask",
     ),
@@ -99,7 +99,7 @@ CASES = [
         Case(
             kind="always",
             request=TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk"),
-            budget=14,
+            budget=7,
         ),
         id="always",
     ),
@@ -107,7 +107,7 @@ CASES = [
         Case(
             kind="code",
             request=TurnRequest(conversation=FORUM, now=NOW, input="Any news on T-481?"),
-            budget=23,
+            budget=10,
             code=True,
         ),
         id="code",

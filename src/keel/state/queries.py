@@ -7,7 +7,8 @@ thread that holds the turn's transaction (the one waiting for the render's answe
 the statement sees what the turn's views see — the same snapshot, and what the turn has
 written before — and never waits on the turn's own lock, as a second connection would on
 SQLite, whose one writer the turn already is. It runs in a savepoint that is always rolled
-back: nothing it does, and nothing Keel sets up for it, outlives it.
+back: nothing it does, and nothing Keel sets up for it, outlives it — except on SQLite in a
+room with no tenant, where nothing is set up and the authorizer lets it only read.
 
 **Read only.** SQLite (`keel.state.query_sqlite`): an authorizer allows only reading —
 SELECT, reading columns, functions, recursive CTEs; a write, a schema change, PRAGMA,
@@ -86,13 +87,18 @@ def run_query(
     dialect = connection.dialect.name
     if dialect not in ("sqlite", "postgresql"):
         raise Refused(f"ctx.query cannot read a {dialect} database")
-    read = query_sqlite.read if dialect == "sqlite" else query_postgres.read
-    savepoint = connection.begin_nested()
-    try:
-        raw = connection.connection.driver_connection
-        columns, rows = read(raw, sql, params, pin, deadline, connection.info)
-    finally:
-        savepoint.rollback()
+    raw = connection.connection.driver_connection
+    if dialect == "sqlite" and pin is None:
+        # Nothing to undo: the authorizer lets the statement only read, nothing is set up
+        # for it, and a failed read leaves a SQLite transaction as it was.
+        columns, rows = query_sqlite.read(raw, sql, params, pin, deadline, connection.info)
+    else:
+        read = query_sqlite.read if dialect == "sqlite" else query_postgres.read
+        savepoint = connection.begin_nested()
+        try:
+            columns, rows = read(raw, sql, params, pin, deadline, connection.info)
+        finally:
+            savepoint.rollback()
     if len(rows) > MAX_ROWS:
         raise Refused(
             f"ctx.query returned more than {MAX_ROWS} rows — select what the render needs "

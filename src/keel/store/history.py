@@ -12,10 +12,11 @@ inside it is the turn's transcript, not history.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import get_args
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from keel.assemble.values import Message, Speaker
 from keel.errors import StoreError
@@ -25,6 +26,23 @@ from keel.store.sql import conversation_key, utc
 
 _TABLE = schema.messages
 SPEAKERS: tuple[Speaker, ...] = get_args(Speaker)
+
+# Built once: building a statement costs more than SQLite takes to run it.
+_INSERT = _TABLE.insert()
+BEFORE = (
+    _TABLE.c.bot == bindparam("bot"),
+    _TABLE.c.chat == bindparam("chat"),
+    _TABLE.c.thread == bindparam("thread"),
+    _TABLE.c.turn < bindparam("before"),
+)
+NEWEST_FIRST = (_TABLE.c.turn.desc(), _TABLE.c.id.desc())
+_HISTORY = (
+    select(_TABLE.c.speaker, _TABLE.c.text)
+    .where(*BEFORE)
+    .order_by(*NEWEST_FIRST)
+    .limit(bindparam("limit"))
+)
+_COUNT = select(func.count()).select_from(_TABLE).where(*BEFORE)
 
 
 def record_message(
@@ -52,7 +70,7 @@ def record_message(
     if message_id == "":
         raise StoreError(f"{what} has an empty message id — pass None when it is not known")
     conn.execute(
-        _TABLE.insert(),
+        _INSERT,
         {
             **conversation_key(conversation),
             "turn": turn,
@@ -72,32 +90,20 @@ def history(
         raise StoreError(f"a history limit of {limit} is negative — pass 0 or more messages")
     if limit == 0:
         return ()
-    where = conversation_key(conversation)
-    rows = conn.execute(
-        select(_TABLE.c.speaker, _TABLE.c.text)
-        .where(
-            *(_TABLE.c[name] == value for name, value in where.items()),
-            _TABLE.c.turn < before_turn,
-        )
-        .order_by(_TABLE.c.turn.desc(), _TABLE.c.id.desc())
-        .limit(limit)
-    ).all()
-    return tuple(Message(role=_speaker(row.speaker), text=row.text) for row in reversed(rows))
+    params = {**conversation_key(conversation), "before": before_turn, "limit": limit}
+    rows = conn.execute(_HISTORY, params).all()
+    return messages((row.speaker, row.text) for row in rows[::-1])
 
 
 def history_count(conn: Connection, conversation: Conversation, *, before_turn: int) -> int:
     """How many messages the turns before `before_turn` hold in all."""
-    where = conversation_key(conversation)
-    return int(
-        conn.execute(
-            select(func.count())
-            .select_from(_TABLE)
-            .where(
-                *(_TABLE.c[name] == value for name, value in where.items()),
-                _TABLE.c.turn < before_turn,
-            )
-        ).scalar_one()
-    )
+    params = {**conversation_key(conversation), "before": before_turn}
+    return int(conn.execute(_COUNT, params).scalar_one())
+
+
+def messages(rows: Iterable[tuple[str, str]]) -> tuple[Message, ...]:
+    """(speaker, text) pairs as messages, in the order given."""
+    return tuple(Message(role=_speaker(speaker), text=text) for speaker, text in rows)
 
 
 def _speaker(value: str) -> Speaker:

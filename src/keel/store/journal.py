@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, bindparam, select
 
 from keel.errors import StoreError
 from keel.store import schema
@@ -21,6 +21,9 @@ from keel.store.journal_values import TurnJournal
 from keel.store.sql import key, utc
 
 _TABLE = schema.turn_journal
+# Built once: building a statement costs more than SQLite takes to run it.
+_INSERT = _TABLE.insert().returning(_TABLE.c.id)
+_ONE = select(_TABLE).where(_TABLE.c.id == bindparam("id"))
 
 
 def _dumps(value: Mapping[str, Any]) -> str:
@@ -32,7 +35,7 @@ def record_journal(conn: Connection, journal: TurnJournal) -> int:
     conversation = journal.conversation
     what = f"the journal of turn {journal.turn} in {conversation.chat}"
     result = conn.execute(
-        _TABLE.insert().returning(_TABLE.c.id),
+        _INSERT,
         {
             "bot": conversation.bot,
             "chat": conversation.chat,
@@ -49,7 +52,7 @@ def record_journal(conn: Connection, journal: TurnJournal) -> int:
 
 def journal(conn: Connection, ident: int) -> TurnJournal | None:
     """One turn's journal with its replay part, or None when no turn has this id."""
-    row = conn.execute(select(_TABLE).where(_TABLE.c.id == ident)).one_or_none()
+    row = conn.execute(_ONE, {"id": ident}).one_or_none()
     return None if row is None else _read(row, replay=True)
 
 

@@ -8,32 +8,53 @@ A link is kept up to and including `until_turn`; `expire` drops the ones already
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, Insert, bindparam, delete, select
 
 from keel.link.values import Conversation, KeptLink
 from keel.store import schema
 from keel.store.sql import conversation_key, key, link_kind, unkey, upsert
 
 _TABLE = schema.kept
+# Built once: building a statement costs more than SQLite takes to run it.
+OF_CONVERSATION = (
+    _TABLE.c.bot == bindparam("bot"),
+    _TABLE.c.chat == bindparam("chat"),
+    _TABLE.c.thread == bindparam("thread"),
+)
+ORDER = (_TABLE.c.context, _TABLE.c.entity)
+_KEPT = select(_TABLE).where(*OF_CONVERSATION).order_by(*ORDER)
+_EXPIRE = delete(_TABLE).where(*OF_CONVERSATION, _TABLE.c.until_turn < bindparam("before"))
+
+
+@cache
+def _keep(dialect: str) -> Insert:
+    return upsert(
+        dialect,
+        _TABLE,
+        keys=("bot", "chat", "thread", "context", "entity"),
+        update=("kind", "feature", "until_turn"),
+    )
 
 
 def kept(conn: Connection, conversation: Conversation) -> tuple[KeptLink, ...]:
     """The links kept for this conversation, by context and entity."""
-    rows = conn.execute(
-        select(_TABLE)
-        .where(*(_TABLE.c[name] == value for name, value in conversation_key(conversation).items()))
-        .order_by(_TABLE.c.context, _TABLE.c.entity)
-    )
+    rows = conn.execute(_KEPT, conversation_key(conversation))
     return tuple(
-        KeptLink(
-            context=row.context,
-            entity=unkey(row.entity),
-            kind=link_kind(row.kind, f"a row of {_TABLE.name}"),
-            feature=row.feature,
-            until_turn=int(row.until_turn),
-        )
-        for row in rows
+        kept_link(row.context, row.entity, row.kind, row.feature, row.until_turn) for row in rows
+    )
+
+
+def kept_link(context: str, entity: str, kind: str, feature: str, until_turn: Any) -> KeptLink:
+    """A kept link from its stored values."""
+    return KeptLink(
+        context=context,
+        entity=unkey(entity),
+        kind=link_kind(kind, f"a row of {_TABLE.name}"),
+        feature=feature,
+        until_turn=int(until_turn),
     )
 
 
@@ -54,21 +75,10 @@ def keep(conn: Connection, conversation: Conversation, links: Sequence[KeptLink]
     }
     if not rows:
         return
-    stmt = upsert(
-        conn.dialect.name,
-        _TABLE,
-        keys=("bot", "chat", "thread", "context", "entity"),
-        update=("kind", "feature", "until_turn"),
-    )
-    conn.execute(stmt, list(rows.values()))
+    conn.execute(_keep(conn.dialect.name), list(rows.values()))
 
 
 def expire(conn: Connection, conversation: Conversation, before_turn: int) -> int:
     """Forget the links kept only for turns before `before_turn`; return how many."""
-    result = conn.execute(
-        delete(_TABLE).where(
-            *(_TABLE.c[name] == value for name, value in conversation_key(conversation).items()),
-            _TABLE.c.until_turn < before_turn,
-        )
-    )
+    result = conn.execute(_EXPIRE, {**conversation_key(conversation), "before": before_turn})
     return int(result.rowcount)

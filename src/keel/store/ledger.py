@@ -19,6 +19,7 @@ from keel.store import schema
 from keel.store.sql import key, link_kind, unkey, utc
 
 _TABLE = schema.ledger
+_INSERT = _TABLE.insert()  # built once: building it costs more than SQLite takes to run it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +52,7 @@ def record_ledger(conn: Connection, entries: Iterable[LedgerEntry]) -> None:
     """Append entries to the ledger."""
     rows = [_row(entry) for entry in entries]
     if rows:
-        conn.execute(_TABLE.insert(), rows)
+        conn.execute(_INSERT, rows)
 
 
 def _row(entry: LedgerEntry) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import cache
 
-from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy import Connection, Insert, Row, bindparam, delete, select, update
 
 from keel.brain.specs import ReachEntry
 from keel.link.values import Origin
@@ -25,6 +26,39 @@ _ORIGINS = schema.origins
 _REACH = schema.origin_reach
 # Ids per query: well under the bound-parameter limits of SQLite and PostgreSQL.
 _CHUNK = 500
+# Built once: building a statement costs more than SQLite takes to run it.
+_DROP_REACH = delete(_REACH).where(_REACH.c.origin_id == bindparam("o"))
+_ADD_REACH = _REACH.insert()
+_MESSAGE = (
+    _ORIGINS.c.bot == bindparam("bot"),
+    _ORIGINS.c.chat == bindparam("chat"),
+)
+_LOOKUP = (
+    select(_ORIGINS, _REACH.c.context, _REACH.c.entity)
+    .select_from(_ORIGINS.outerjoin(_REACH, _REACH.c.origin_id == _ORIGINS.c.id))
+    .where(*_MESSAGE, _ORIGINS.c.message_id.in_(bindparam("ids", expanding=True)))
+    .order_by(_ORIGINS.c.id, _REACH.c.position)
+)
+_RESOLVE = (
+    update(_ORIGINS)
+    .where(
+        _ORIGINS.c.bot == bindparam("b"),
+        _ORIGINS.c.chat == bindparam("c"),
+        _ORIGINS.c.message_id == bindparam("m"),
+    )
+    .values(pending_card=False)
+)
+
+
+@cache
+def _record(dialect: str) -> Insert:
+    stmt = upsert(
+        dialect,
+        _ORIGINS,
+        keys=("bot", "chat", "message_id"),
+        update=("thread", "feature", "run", "sent_at", "pending_card"),
+    )
+    return stmt.returning(_ORIGINS.c.id)
 
 
 def record_origin(conn: Connection, origin: Origin) -> None:
@@ -47,16 +81,10 @@ def record_origin(conn: Connection, origin: Origin) -> None:
         }
         for position, entry in enumerate(origin.reach)
     ]
-    stmt = upsert(
-        conn.dialect.name,
-        _ORIGINS,
-        keys=("bot", "chat", "message_id"),
-        update=("thread", "feature", "run", "sent_at", "pending_card"),
-    ).returning(_ORIGINS.c.id)
-    origin_id = conn.execute(stmt, values).scalar_one()
-    conn.execute(delete(_REACH).where(_REACH.c.origin_id == origin_id))
+    origin_id = conn.execute(_record(conn.dialect.name), values).scalar_one()
+    conn.execute(_DROP_REACH, {"o": origin_id})
     if reach:
-        conn.execute(_REACH.insert(), [{"origin_id": origin_id, **row} for row in reach])
+        conn.execute(_ADD_REACH, [{"origin_id": origin_id, **row} for row in reach])
 
 
 def origins(
@@ -71,18 +99,8 @@ def origins(
 
 
 def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[str, Origin]:
-    query = (
-        select(_ORIGINS, _REACH.c.context, _REACH.c.entity)
-        .select_from(_ORIGINS.outerjoin(_REACH, _REACH.c.origin_id == _ORIGINS.c.id))
-        .where(
-            _ORIGINS.c.bot == bot,
-            _ORIGINS.c.chat == chat,
-            _ORIGINS.c.message_id.in_(ids),
-        )
-        .order_by(_ORIGINS.c.id, _REACH.c.position)
-    )
     rows: dict[str, list[Row[tuple[object, ...]]]] = {}
-    for row in conn.execute(query):
+    for row in conn.execute(_LOOKUP, {"bot": bot, "chat": chat, "ids": list(ids)}):
         rows.setdefault(row.message_id, []).append(row)
     return {message_id: _origin(group) for message_id, group in rows.items()}
 
@@ -109,15 +127,7 @@ def _origin(group: Sequence[Row[tuple[object, ...]]]) -> Origin:
 
 def resolve_card(conn: Connection, bot: str, chat: str, message_id: str) -> bool:
     """Mark a HITL card answered (no longer pending); False when no such message is known."""
-    result = conn.execute(
-        update(_ORIGINS)
-        .where(
-            _ORIGINS.c.bot == bot,
-            _ORIGINS.c.chat == chat,
-            _ORIGINS.c.message_id == message_id,
-        )
-        .values(pending_card=False)
-    )
+    result = conn.execute(_RESOLVE, {"b": bot, "c": chat, "m": message_id})
     return result.rowcount > 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, bindparam, delete, select
 
 from keel.errors import StoreError
 from keel.payload.sessions import SentContext, SessionState
@@ -23,6 +23,10 @@ from keel.store import schema
 from keel.store.sql import key, unkey
 
 _TABLE = schema.sessions
+# Built once: building a statement costs more than SQLite takes to run it.
+_STATE = select(_TABLE).where(_TABLE.c.session == bindparam("s"))
+_FORGET = delete(_TABLE).where(_TABLE.c.session == bindparam("s"))
+_INSERT = _TABLE.insert()
 
 
 def _session(session_id: str) -> str:
@@ -33,7 +37,7 @@ def _session(session_id: str) -> str:
 
 def session_state(conn: Connection, session_id: str) -> SessionState:
     """What the session was last sent; an empty state for a session never saved."""
-    rows = conn.execute(select(_TABLE).where(_TABLE.c.session == _session(session_id)))
+    rows = conn.execute(_STATE, {"s": _session(session_id)})
     return SessionState(
         contexts=tuple(
             SentContext(
@@ -62,9 +66,9 @@ def save_session(conn: Connection, session_id: str, state: SessionState) -> None
         }
         for entry in state.contexts
     ]
-    conn.execute(delete(_TABLE).where(_TABLE.c.session == session))
+    conn.execute(_FORGET, {"s": session})
     if rows:
-        conn.execute(_TABLE.insert(), rows)
+        conn.execute(_INSERT, rows)
 
 
 def _views(text: str, session_id: str, context: str) -> tuple[tuple[str, str], ...]:

@@ -7,31 +7,37 @@ counts from the value the first committed.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select
+from functools import cache
+
+from sqlalchemy import Connection, Insert, bindparam, select
 
 from keel.link.values import Conversation
 from keel.store import schema
 from keel.store.sql import conversation_key, upsert
 
 _TABLE = schema.turns
+# Built once: building a statement costs more than SQLite takes to run it.
+_CURRENT = select(_TABLE.c.turn).where(
+    _TABLE.c.bot == bindparam("bot"),
+    _TABLE.c.chat == bindparam("chat"),
+    _TABLE.c.thread == bindparam("thread"),
+)
+
+
+@cache
+def _next(dialect: str) -> Insert:
+    stmt = upsert(dialect, _TABLE, keys=("bot", "chat", "thread"), set_={"turn": _TABLE.c.turn + 1})
+    return stmt.returning(_TABLE.c.turn)
 
 
 def next_turn(conn: Connection, conversation: Conversation) -> int:
     """Count one more turn of the conversation and return its number (1 for the first)."""
-    stmt = upsert(
-        conn.dialect.name,
-        _TABLE,
-        keys=("bot", "chat", "thread"),
-        set_={"turn": _TABLE.c.turn + 1},
-    ).returning(_TABLE.c.turn)
+    stmt = _next(conn.dialect.name)
     number = conn.execute(stmt, {**conversation_key(conversation), "turn": 1}).scalar_one()
     return int(number)
 
 
 def current_turn(conn: Connection, conversation: Conversation) -> int:
     """The conversation's latest turn number; 0 before its first turn."""
-    where = conversation_key(conversation)
-    number = conn.execute(
-        select(_TABLE.c.turn).where(*(_TABLE.c[name] == value for name, value in where.items()))
-    ).scalar_one_or_none()
+    number = conn.execute(_CURRENT, conversation_key(conversation)).scalar_one_or_none()
     return 0 if number is None else int(number)

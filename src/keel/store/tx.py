@@ -3,6 +3,13 @@
 A `Tx` is handed out by `Store.transaction()` and is bound to its connection: what it
 writes is committed together when the block ends, or not at all. It is not thread-safe,
 and it refuses to be used once its block has ended.
+
+On SQLite, once a turn is counted (`next_turn`), the first of the conversation's reads
+(`bindings_here`) reads its kept links and history too, in the same query
+(`keel.store.recall`), and `kept` and `history` hand those out while the transaction has
+not written them; `expire` sends nothing when no kept link can have run out. Nothing else
+writes while the transaction holds SQLite's write lock, so this reads what separate
+queries would. PostgreSQL reads each when asked, as other transactions may commit between.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from keel.store import keep as _keep
 from keel.store import ledger as _ledger
 from keel.store import listing as _listing
 from keel.store import origins as _origins
+from keel.store import recall as _recall
 from keel.store import runs as _runs
 from keel.store import sessions as _sessions
 from keel.store import turns as _turns
@@ -49,11 +57,16 @@ class Tx:
     """One transaction on Keel's tables: turns, history, origins, links, ledger, journal,
     sessions, runs."""
 
-    __slots__ = ("_conn", "_open")
+    __slots__ = ("_conn", "_counted", "_open", "_recalled")
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self._open = True
+        # SQLite only (see the module): the turns counted here, and what was read ahead.
+        self._counted: dict[Conversation, int] | None = (
+            {} if conn.dialect.name == "sqlite" else None
+        )
+        self._recalled: dict[Conversation, _recall.Recalled] = {}
 
     @property
     def connection(self) -> Connection:
@@ -81,7 +94,11 @@ class Tx:
     def next_turn(self, conversation: Conversation) -> int:
         """Count a new turn of the conversation and return its number (1 for the first)."""
         with self._doing(f"count a turn in {conversation.chat}") as conn:
-            return _turns.next_turn(conn, conversation)
+            number = _turns.next_turn(conn, conversation)
+        if self._counted is not None:
+            self._counted[conversation] = number
+            self._recalled.pop(conversation, None)
+        return number
 
     def current_turn(self, conversation: Conversation) -> int:
         """The conversation's latest turn number; 0 before its first."""
@@ -101,6 +118,9 @@ class Tx:
         message_id: str | None = None,
     ) -> None:
         """Log a message of the conversation: a turn's input ('user') or a bot's message."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None:
+            recalled.history = None
         with self._doing(f"record a message of turn {turn} in {conversation.chat}") as conn:
             _history.record_message(
                 conn,
@@ -116,6 +136,11 @@ class Tx:
         self, conversation: Conversation, *, before_turn: int, limit: int = 200
     ) -> tuple[Message, ...]:
         """The newest `limit` messages of the turns before `before_turn`, oldest first."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None:
+            newest = recalled.newest(before_turn, limit)
+            if newest is not None:
+                return newest
         with self._doing(f"read the history of {conversation.chat}") as conn:
             return _history.history(conn, conversation, before_turn=before_turn, limit=limit)
 
@@ -168,7 +193,14 @@ class Tx:
 
     def bindings_here(self, conversation: Conversation) -> tuple[Binding, ...]:
         """The bindings that cover this conversation's thread (or whole chat), any bot."""
+        turn = None if self._counted is None else self._counted.get(conversation)
         with self._doing(f"read the bindings of {conversation.chat}") as conn:
+            if turn is not None:
+                recalled = _recall.recall(
+                    conn, conversation, before_turn=turn, limit=_recall.HISTORY_AHEAD
+                )
+                self._recalled[conversation] = recalled
+                return recalled.bindings
             return _bindings.bindings(
                 conn, conversation.chat, thread=conversation.thread, every_thread=False
             )
@@ -177,16 +209,27 @@ class Tx:
 
     def kept(self, conversation: Conversation) -> tuple[KeptLink, ...]:
         """The links kept for this conversation."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None and recalled.kept is not None:
+            return recalled.kept
         with self._doing(f"read the kept links in {conversation.chat}") as conn:
             return _keep.kept(conn, conversation)
 
     def keep(self, conversation: Conversation, links: Sequence[KeptLink]) -> None:
         """Keep links; a (context, entity) already kept takes the new turn, kind and feature."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None:
+            recalled.kept_more(link.until_turn for link in links)
         with self._doing(f"keep links in {conversation.chat}") as conn:
             _keep.keep(conn, conversation, links)
 
     def expire(self, conversation: Conversation, before_turn: int) -> int:
         """Drop kept links whose last turn is before `before_turn`; return how many."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None:
+            if not recalled.expiring(before_turn):
+                return 0
+            recalled.expired(before_turn)
         with self._doing(f"expire kept links in {conversation.chat}") as conn:
             return _keep.expire(conn, conversation, before_turn)
 

@@ -1,0 +1,144 @@
+"""What a turn reads of its conversation's stored rows, in one query: the bindings that
+cover its thread, its kept links, and its history (the newest messages before the turn).
+
+Three reads a turn makes anyway, one after the other, each costing more in SQLAlchemy and
+the driver than in SQLite. They are read together only where that cannot change what is
+read: on SQLite, whose turn transaction holds the database's write lock from its first
+statement (BEGIN IMMEDIATE), so nothing else writes until it ends. `Tx` reads them right
+after it counts the turn and hands them out as they are asked for — until the
+transaction writes them itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, func, literal_column, null, select, union_all
+
+from keel.assemble.values import Message
+from keel.link.values import Binding, Conversation, KeptLink
+from keel.store import schema
+from keel.store.bindings import COVERING
+from keel.store.history import BEFORE, NEWEST_FIRST, messages
+from keel.store.keep import OF_CONVERSATION, ORDER, kept_link
+from keel.store.sql import conversation_key, unkey
+
+_BINDINGS, _KEPT, _MESSAGES = schema.bindings, schema.kept, schema.messages
+# Messages read ahead: what `Tx.history` reads by default, and a turn reads.
+HISTORY_AHEAD = 200
+
+
+def _part(number: int) -> Any:
+    return literal_column(str(number)).label("part")
+
+
+def _nth(*order: Any) -> Any:
+    return func.row_number().over(order_by=order).label("n")
+
+
+# Built once. Each part keeps its own order (`n`) and puts its values in columns a..e:
+# bindings (context, entity, thread, bot), kept links (context, entity, kind, feature,
+# until_turn), history newest first (speaker, text).
+_NEWEST = (
+    select(
+        _part(2),
+        _nth(*NEWEST_FIRST),
+        _MESSAGES.c.speaker.label("a"),
+        _MESSAGES.c.text.label("b"),
+        null().label("c"),
+        null().label("d"),
+        null().label("e"),
+    )
+    .where(*BEFORE)
+    .order_by(*NEWEST_FIRST)
+    .limit(bindparam("limit"))
+    .subquery()
+)
+_RECALL = union_all(
+    select(
+        _part(0),
+        _nth(_BINDINGS.c.thread, _BINDINGS.c.bot, _BINDINGS.c.context),
+        _BINDINGS.c.context.label("a"),
+        _BINDINGS.c.entity.label("b"),
+        _BINDINGS.c.thread.label("c"),
+        _BINDINGS.c.bot.label("d"),
+        null().label("e"),
+    ).where(*COVERING),
+    select(
+        _part(1),
+        _nth(*ORDER),
+        _KEPT.c.context,
+        _KEPT.c.entity,
+        _KEPT.c.kind,
+        _KEPT.c.feature,
+        _KEPT.c.until_turn,
+    ).where(*OF_CONVERSATION),
+    select(_NEWEST),
+).order_by("part", "n")
+
+
+@dataclass(slots=True, kw_only=True)
+class Recalled:
+    """A conversation's rows as one query read them; a part is None once the transaction
+    has written what it holds."""
+
+    before_turn: int  # history is of the turns before this one…
+    limit: int  # …at most this many messages, the newest
+    bindings: tuple[Binding, ...]
+    kept: tuple[KeptLink, ...] | None
+    history: tuple[Message, ...] | None
+    # No kept link of the conversation lasts less than this turn (a lower bound); None
+    # when it has none at all.
+    floor: int | None
+
+    def newest(self, before_turn: int, limit: int) -> tuple[Message, ...] | None:
+        """The history asked for, when this holds it."""
+        if self.history is None or before_turn != self.before_turn or not 0 < limit <= self.limit:
+            return None
+        return self.history[-limit:]
+
+    def kept_more(self, until_turns: Iterable[int]) -> None:
+        """The transaction kept links (lasting until these turns): read them afresh."""
+        self.kept = None
+        known = () if self.floor is None else (self.floor,)
+        self.floor = min((*until_turns, *known), default=None)
+
+    def expiring(self, before_turn: int) -> bool:
+        """Whether a kept link may last less than `before_turn` (and so be expired)."""
+        return self.floor is not None and self.floor < before_turn
+
+    def expired(self, before_turn: int) -> None:
+        """The transaction expired the links lasting less than `before_turn`."""
+        self.kept = None
+        if self.floor is not None:
+            self.floor = before_turn
+
+
+def recall(
+    conn: Connection, conversation: Conversation, *, before_turn: int, limit: int
+) -> Recalled:
+    """The conversation's bindings, kept links and newest `limit` messages before
+    `before_turn`, in one query."""
+    params = {**conversation_key(conversation), "whole": "", "before": before_turn}
+    bindings: list[Binding] = []
+    kept: list[KeptLink] = []
+    newest: list[tuple[str, str]] = []
+    for part, _, a, b, c, d, e in conn.execute(_RECALL, {**params, "limit": limit}).all():
+        if part == 0:
+            chat, thread, bot = conversation.chat, unkey(c), unkey(d)
+            binding = Binding(context=a, entity=unkey(b), chat=chat, thread=thread, bot=bot)
+            bindings.append(binding)
+        elif part == 1:
+            kept.append(kept_link(a, b, c, d, e))
+        else:
+            newest.append((a, b))
+    return Recalled(
+        before_turn=before_turn,
+        limit=limit,
+        bindings=tuple(bindings),
+        kept=tuple(kept),
+        history=messages(reversed(newest)),
+        floor=min((k.until_turn for k in kept), default=None),
+    )
