@@ -44,6 +44,7 @@ def _turn(tx: Tx) -> int:
     assert [k.context for k in tx.kept(ROOM)] == ["live", "old"]
     assert [m.text for m in tx.history(ROOM, before_turn=turn)] == ["q1", "q2", "a2"]
     assert [m.text for m in tx.history(ROOM, before_turn=turn, limit=2)] == ["q2", "a2"]
+    assert tx.history_count(ROOM, before_turn=turn) == 3
     return turn
 
 
@@ -54,6 +55,7 @@ def test_the_reads_of_a_turn_answer_as_separate_reads(store: Store) -> None:
         assert turn == 3
         assert tx.history(ROOM, before_turn=2) == tx.history(ROOM, before_turn=2, limit=500)
         assert [m.text for m in tx.history(ROOM, before_turn=2)] == ["q1"]
+        assert tx.history_count(ROOM, before_turn=2) == 1
         assert tx.history(ROOM, before_turn=turn, limit=0) == ()
         assert [k.context for k in tx.kept(OTHER)] == ["elsewhere"]
 
@@ -65,6 +67,8 @@ def test_what_the_turn_writes_is_read_back(store: Store) -> None:
         tx.record_message(ROOM, turn=turn, at=NOW, speaker="user", text="q3")
         tx.record_message(ROOM, turn=2, at=NOW, speaker="assistant", text="late")
         assert [m.text for m in tx.history(ROOM, before_turn=turn)] == ["q1", "q2", "a2", "late"]
+        assert tx.history_count(ROOM, before_turn=turn) == 4
+        assert tx.history_count(ROOM, before_turn=turn + 1) == 5
         tx.keep(ROOM, [_link("new", 5)])
         assert [k.context for k in tx.kept(ROOM)] == ["live", "new", "old"]
 

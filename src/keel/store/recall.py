@@ -40,7 +40,8 @@ def _nth(*order: Any) -> Any:
 
 # Built once. Each part keeps its own order (`n`) and puts its values in columns a..e:
 # bindings (context, entity, thread, bot), kept links (context, entity, kind, feature,
-# until_turn), history newest first (speaker, text).
+# until_turn), history newest first (speaker, text), then how many messages there are
+# before the turn in all (e) — counted on the index alone, as `history_count` does.
 _NEWEST = (
     select(
         _part(2),
@@ -76,6 +77,9 @@ _RECALL = union_all(
         _KEPT.c.until_turn,
     ).where(*OF_CONVERSATION),
     select(_NEWEST),
+    select(_part(3), literal_column("0"), null(), null(), null(), null(), func.count()).where(
+        *BEFORE
+    ),
 ).order_by("part", "n")
 
 
@@ -86,6 +90,7 @@ class Recalled:
 
     before_turn: int  # history is of the turns before this one…
     limit: int  # …at most this many messages, the newest
+    total: int  # how many messages those turns hold in all
     bindings: tuple[Binding, ...]
     kept: tuple[KeptLink, ...] | None
     history: tuple[Message, ...] | None
@@ -98,6 +103,12 @@ class Recalled:
         if self.history is None or before_turn != self.before_turn or not 0 < limit <= self.limit:
             return None
         return self.history[-limit:]
+
+    def count(self, before_turn: int) -> int | None:
+        """How many messages the turns before `before_turn` hold, when this knows."""
+        if self.history is None or before_turn != self.before_turn:
+            return None
+        return self.total
 
     def kept_more(self, until_turns: Iterable[int]) -> None:
         """The transaction kept links (lasting until these turns): read them afresh."""
@@ -125,6 +136,7 @@ def recall(
     bindings: list[Binding] = []
     kept: list[KeptLink] = []
     newest: list[tuple[str, str]] = []
+    total = 0
     for part, _, a, b, c, d, e in conn.execute(_RECALL, {**params, "limit": limit}).all():
         if part == 0:
             chat, thread, bot = conversation.chat, unkey(c), unkey(d)
@@ -132,11 +144,14 @@ def recall(
             bindings.append(binding)
         elif part == 1:
             kept.append(kept_link(a, b, c, d, e))
-        else:
+        elif part == 2:
             newest.append((a, b))
+        else:
+            total = int(e)
     return Recalled(
         before_turn=before_turn,
         limit=limit,
+        total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
         history=messages(reversed(newest)),

@@ -5,11 +5,12 @@ writes is committed together when the block ends, or not at all. It is not threa
 and it refuses to be used once its block has ended.
 
 On SQLite, once a turn is counted (`next_turn`), the first of the conversation's reads
-(`bindings_here`) reads its kept links and history too, in the same query
-(`keel.store.recall`), and `kept` and `history` hand those out while the transaction has
-not written them; `expire` sends nothing when no kept link can have run out. Nothing else
-writes while the transaction holds SQLite's write lock, so this reads what separate
-queries would. PostgreSQL reads each when asked, as other transactions may commit between.
+(`bindings_here`) reads its kept links and history (and the history's length) too, in the
+same query (`keel.store.recall`), and `kept`, `history` and `history_count` hand those out
+while the transaction has not written them; `expire` sends nothing when no kept link can
+have run out. Nothing else writes while the transaction holds SQLite's write lock, so this
+reads what separate queries would. PostgreSQL reads each when asked, as other
+transactions may commit between.
 """
 
 from __future__ import annotations
@@ -146,6 +147,11 @@ class Tx:
 
     def history_count(self, conversation: Conversation, *, before_turn: int) -> int:
         """How many messages the turns before `before_turn` hold, however many are read."""
+        recalled = self._recalled.get(conversation)
+        if recalled is not None:
+            total = recalled.count(before_turn)
+            if total is not None:
+                return total
         with self._doing(f"count the history of {conversation.chat}") as conn:
             return _history.history_count(conn, conversation, before_turn=before_turn)
 
