@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from keel.errors import StoreError
 from keel.link.values import Binding, Conversation, KeptLink
 from keel.store import Store
 from keel.store.tx import Tx
@@ -98,3 +101,13 @@ def test_nothing_to_expire_leaves_every_link(store: Store) -> None:
     with store.transaction() as tx:
         assert [k.context for k in tx.kept(ROOM)] == ["live"]
         assert [k.context for k in tx.kept(OTHER)] == ["elsewhere"]
+
+
+def test_what_was_read_ahead_is_not_handed_out_after_the_block(store: Store) -> None:
+    _seed(store)
+    with store.transaction() as tx:
+        _turn(tx)
+    with pytest.raises(StoreError, match="this transaction has ended"):
+        tx.kept(ROOM)
+    with pytest.raises(StoreError, match="this transaction has ended"):
+        tx.history(ROOM, before_turn=3)

@@ -6,8 +6,8 @@ turn pays. Each turn here runs twice (the first creates the conversation's rows)
 second is counted with `before_cursor_execute`, which sees every statement the store and
 the view reads send through SQLAlchemy — transaction control included (brain code's
 `ctx.query` runs on the driver's connection: only what Keel wraps it in is seen). The
-budgets are the counts the store reaches; a new statement must make its case by raising
-one.
+budgets are the counts the store reaches (within the targets of a plain chat turn 8, a
+reply 10, a heartbeat 10); a new statement must make its case by raising one.
 """
 
 from __future__ import annotations

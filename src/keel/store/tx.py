@@ -79,6 +79,7 @@ class Tx:
     def close(self) -> None:
         """End this handle's use; the store commits or rolls back the transaction."""
         self._open = False
+        self._recalled.clear()  # what it read ahead is not to be handed out after
 
     @contextmanager
     def _doing(self, what: str) -> Iterator[Connection]:
