@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.fit import ensure_fits
 from keel.assemble.texts import (
     catalog_text,
     current_text,
@@ -19,13 +18,10 @@ from keel.assemble.values import Assembly, ToolSpec
 from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
-from keel.code.runner import CodeRunner
 from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import Link, TurnRequest
-from keel.store.store import Store
 from keel.tokens import TokenCounter
-from keel.turn.prepare import prepare_turn
-from keel.turn.prepared import PreparedTurn, Session
+from keel.turn.prepared import PreparedTurn
 
 # The tools a role may see: the registry's filter (`keel.tools.Registry.for_role`).
 ToolsFor = Callable[[RoleSpec], tuple[ToolSpec, ...]]
@@ -89,36 +85,3 @@ def assemble_turn(
         budgets=SectionBudgets.of(role, brain.manifest),
         limits=model_limits(role, brain.manifest),
     )
-
-
-def prepare_and_assemble(
-    brain: Brain,
-    store: Store,
-    request: TurnRequest,
-    counter: TokenCounter,
-    tools: ToolsFor,
-    *,
-    session: Session | None = None,
-    dry_run: bool = False,
-    code: CodeRunner | None = None,
-) -> tuple[PreparedTurn, Assembly]:
-    """Prepare the turn and assemble its input in one transaction, journaled together.
-
-    A turn whose input does not fit raises `FitOverflow` before any model call, and
-    records nothing: the same request can be retried once a budget is changed. A `dry_run`
-    records nothing either way.
-    """
-    assembled: list[Assembly] = []
-
-    def check(prepared: PreparedTurn) -> Assembly:
-        assembly = assemble_turn(
-            brain, request, prepared, counter, tools, contexts=prepared.session_text
-        )
-        ensure_fits(assembly)
-        assembled.append(assembly)
-        return assembly
-
-    prepared = prepare_turn(
-        brain, store, request, session=session, before_commit=check, dry_run=dry_run, code=code
-    )
-    return prepared, assembled[0]
