@@ -15,7 +15,7 @@ from keel.assemble.texts import (
     time_text,
 )
 from keel.assemble.values import Assembly, ToolSpec
-from keel.brain.knobs import SectionBudgets, model_limits
+from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.link.reachable import roles_carrying_contexts
@@ -76,12 +76,15 @@ def assemble_turn(
     tools: ToolsFor,
     *,
     contexts: str | None = None,
+    settings: TurnSettings | None = None,
 ) -> Assembly:
-    """The turn's model input, within its budgets, with the fit verdict."""
-    role = brain.roles[prepared.role]
+    """The turn's model input, within its budgets, with the fit verdict; `settings` are
+    the role's (read from the brain when not given)."""
+    if settings is None:
+        settings = turn_settings(brain, brain.roles[prepared.role])
     return assemble(
         turn_inputs(brain, request, prepared, tools, contexts=contexts),
         counter=counter,
-        budgets=SectionBudgets.of(role, brain.manifest),
-        limits=model_limits(role, brain.manifest),
+        budgets=settings.budgets.__getitem__,
+        limits=settings.limits,
     )

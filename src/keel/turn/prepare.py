@@ -28,22 +28,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sqlalchemy import Connection
+
 from keel.assemble.fit import ensure_fits
 from keel.assemble.values import Assembly, Message
-from keel.brain.knobs import turn_knobs
+from keel.brain.knobs import TurnSettings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
-from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.runner import CodeRunner
 from keel.errors import UsageError
 from keel.link.bindings import tenant_of
 from keel.link.catalog import catalog
-from keel.link.gather import link_turn, resolve_role
+from keel.link.gather import Resolved, link_turn, resolve_turn
 from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
-from keel.state.queries import Queries
 from keel.state.views import late_warnings, read_view
 from keel.store import Tx
 from keel.store.store import Store
@@ -82,9 +82,11 @@ class Preparation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Consulted:
-    """A preparation once brain code has answered: the request with the code's attach."""
+    """A preparation resolved and asked: the turn's role, settings and run, resolved once
+    for every stage, and the request with brain code's attach."""
 
     preparation: Preparation
+    resolved: Resolved
     request: TurnRequest
     asked: Asked
 
@@ -117,13 +119,15 @@ def prepare(
 
 
 def consult(preparation: Preparation) -> Consulted:
-    """Brain code's say before linking: the chat policy and every admitted `match`."""
+    """What every stage reads, resolved once — the role, its settings, the run and its
+    reach — and brain code's say before linking: the chat policy and every `match`."""
     brain, request, code = preparation.brain, preparation.request, preparation.code
+    resolved = resolve_turn(brain, request)
     asked = Asked()
     if code is not None:
-        asked = ask(code, brain, resolve_role(brain, request), request)
+        asked = ask(code, brain, resolved, request)
         request = replace(request, attach=(*request.attach, *asked.attach))
-    return Consulted(preparation=preparation, request=request, asked=asked)
+    return Consulted(preparation=preparation, resolved=resolved, request=request, asked=asked)
 
 
 def prepare_in(
@@ -132,30 +136,31 @@ def prepare_in(
     """The turn's stages, in order, in `tx` (see the module docstring)."""
     given, request, asked = consulted.preparation, consulted.request, consulted.asked
     brain, session, code = given.brain, given.session, given.code
+    resolved = consulted.resolved
+    role, settings = resolved.role, resolved.settings
     conversation = request.conversation
+    in_session = session if session is not None and role.agent == "cli" else None
     # 1. read stored state
     stored = read_stored(tx, request)
+    history, older = read_history(tx, conversation, stored.turn)
+    sent = tx.session_state(in_session.id) if in_session is not None else None
+    reader = tx.connection
     # 2. link
-    result = link_turn(brain, request, stored)
+    result = link_turn(brain, request, stored, resolved)
     if not dry_run:
         _log_link(conversation, stored.turn, result)
-    role = brain.roles[result.role]
     tenant = tenant_of(brain, result.pins)
     # 3. fit
     rendered = Rendered()
     if code is not None:
-        rendered = render(code, brain, role, result.links, Queries(tx.connection, tenant))
-    fitted, read = fit_read(brain, role, result.links, tx.connection, tenant, rendered.answers)
-    renders = _renders(brain, role, tx, tenant)
-    # 4. history, this turn's input, a CLI session's delta
-    history, older = read_history(tx, conversation, stored.turn)
-    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
-    # something a person said in the chat: later turns there must not read it as history.
-    if request.input and request.run is None:
-        tx.record_message(
-            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+        rendered = render(code, brain, settings, result.links, reader, tenant)
+    fitted, read = fit_read(brain, settings, result.links, reader, tenant, rendered.answers)
+    renders = _renders(brain, settings, reader, tenant)
+    session_text, session_state = None, None
+    if in_session is not None and sent is not None:
+        session_text, session_state = session_delta(
+            sent, fitted.attached, compacted=in_session.compacted
         )
-    session_text = _session_text(tx, role, fitted, session)
     prepared = PreparedTurn(
         turn=stored.turn,
         role=result.role,
@@ -169,7 +174,7 @@ def prepare_in(
             *asked.warnings,
             *rendered.warnings,
             *_withheld(tenant),
-            *_late(brain, read, renders),
+            *_late(settings, read, renders),
         ),
         engage=asked.engage,
         renders=renders,
@@ -178,17 +183,21 @@ def prepare_in(
         session_text=session_text,
         dry_run=dry_run,
     )
-    # 5. assemble, and check the fit
+    # 4. assemble, and check the fit
     assembly = None
     if given.counter is not None:
         assembly = assemble_turn(
-            brain, request, prepared, given.counter, given.tools, contexts=session_text
+            brain,
+            request,
+            prepared,
+            given.counter,
+            given.tools,
+            contexts=session_text,
+            settings=settings,
         )
         ensure_fits(assembly)
-    # 6. record
-    tx.keep(conversation, result.keep)
-    tx.expire(conversation, stored.turn)
-    tx.record_ledger(ledger_entries(request, stored.turn, result.role, fitted))
+    # 5. record: the input, a session's state, kept links, the ledger and the journal
+    entries = ledger_entries(request, stored.turn, result.role, fitted)
     journal = journal_of(
         brain,
         request,
@@ -196,12 +205,26 @@ def prepare_in(
         result,
         fitted,
         read,
+        settings=settings,
+        reach=resolved.reach,
+        catalog=prepared.catalog,
         renders=renders,
-        session=session.id if session is not None and role.agent == "cli" else None,
+        session=in_session.id if in_session is not None else None,
         assembly=assembly,
         code=journaled(asked),
         rendered=rendered.answers,
     )
+    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
+    # something a person said in the chat: later turns there must not read it as history.
+    if request.input and request.run is None:
+        tx.record_message(
+            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+        )
+    if in_session is not None and session_state is not None:
+        tx.save_session(in_session.id, session_state)
+    tx.keep(conversation, result.keep)
+    tx.expire(conversation, stored.turn)
+    tx.record_ledger(entries)
     ident = tx.record_journal(journal)
     if dry_run:
         return replace(prepared, journal=journal), assembly
@@ -285,29 +308,31 @@ def read_stored(tx: Tx, request: TurnRequest) -> Stored:
     )
 
 
-def _renders(brain: Brain, role: RoleSpec, tx: Tx, tenant: Tenant | None) -> tuple[ViewRows, ...]:
+def _renders(
+    brain: Brain, settings: TurnSettings, reader: Connection, tenant: Tenant | None
+) -> tuple[ViewRows, ...]:
     """The role's own state views, those no context claims (a claimed view travels with it),
     filtered to the room's tenant like every other view read in the room."""
-    rows = turn_knobs(role, brain.manifest).rows
-    timeout_ms = brain.manifest.state_read_timeout_ms
     return tuple(
         read_view(
-            tx.connection,
+            reader,
             ViewRef(view=view),
             None,
-            limit=rows,
-            timeout_ms=timeout_ms,
+            limit=settings.knobs.rows,
+            timeout_ms=settings.read_timeout_ms,
             tenant=tenant,
         )
-        for view in role.state
+        for view in settings.role.state
         if view not in brain.claimed_views
     )
 
 
-def _late(brain: Brain, read: ViewsRead, renders: tuple[ViewRows, ...]) -> tuple[str, ...]:
+def _late(
+    settings: TurnSettings, read: ViewsRead, renders: tuple[ViewRows, ...]
+) -> tuple[str, ...]:
     """A warning for each view the turn read that ran out of time, and so is a stub."""
     views = (*(rows for link_views in read.values() for rows in link_views), *renders)
-    return late_warnings(views, brain.manifest.state_read_timeout_ms)
+    return late_warnings(views, settings.read_timeout_ms)
 
 
 def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
@@ -316,17 +341,6 @@ def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[M
     if len(history) < HISTORY_READ:
         return history, 0
     return history, tx.history_count(conversation, before_turn=turn) - len(history)
-
-
-def _session_text(tx: Tx, role: RoleSpec, fitted: Fitted, session: Session | None) -> str | None:
-    """For a CLI agent's session: the contexts' delta, with the session's state saved."""
-    if session is None or role.agent != "cli":
-        return None
-    text, state = session_delta(
-        tx.session_state(session.id), fitted.attached, compacted=session.compacted
-    )
-    tx.save_session(session.id, state)
-    return text
 
 
 def _log_link(conversation: Conversation, turn: int, result: LinkResult) -> None:
