@@ -5,15 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.texts import (
-    catalog_text,
-    current_text,
-    identity_text,
-    render_input,
-    rules_text,
-    tenancy_text,
-    time_text,
-)
+from keel.assemble.texts import render_input, turn_texts
 from keel.assemble.values import Assembly, ToolSpec
 from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.snapshot import Brain
@@ -45,21 +37,21 @@ def turn_inputs(
     `contexts` replaces the attached blocks with one text (a CLI session's delta).
     """
     role = brain.roles[prepared.role]
-    conversation = request.conversation
     blocks = [(context_section_id(a.link), a.block.text) for a in prepared.attached]
     stubs = [(context_section_id(s.link), s.text) for s in prepared.stubs]
     if contexts is not None:
         blocks = [("context.session", contexts)] if contexts else []
     carries = role.id in roles_carrying_contexts(brain)
+    texts = turn_texts(brain, request, prepared.pins, prepared.catalog, carries_contexts=carries)
     return AssemblyInputs(
-        current=current_text(brain, request),
-        time=time_text(request.now),
-        identity=identity_text(conversation.bot),
-        tenancy=tenancy_text(prepared.pins),
-        rules=rules_text(carries_contexts=carries),
+        current=texts.current,
+        time=texts.time,
+        identity=texts.identity,
+        tenancy=texts.tenancy,
+        rules=texts.rules,
         prompt=role.persona,
         skills=tuple(brain.skills[s].text for s in role.skills if s in brain.skills),
-        catalog=catalog_text(prepared.catalog),
+        catalog=texts.catalog,
         tools=tools(role),
         renders=tuple(render_input(r) for r in prepared.renders),
         history=prepared.history,
