@@ -126,7 +126,8 @@ def consult(preparation: Preparation) -> Consulted:
     asked = Asked()
     if code is not None:
         asked = ask(code, brain, resolved, request)
-        request = replace(request, attach=(*request.attach, *asked.attach))
+        if asked.attach:
+            request = replace(request, attach=(*request.attach, *asked.attach))
     return Consulted(preparation=preparation, resolved=resolved, request=request, asked=asked)
 
 
