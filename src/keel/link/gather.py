@@ -2,6 +2,8 @@
 
 `link_turn` is pure: it takes the brain snapshot, the request and what the stores hold
 for this conversation, and returns the links, the refusals, and the inferred links to keep.
+`resolve_turn` finds, once for every stage of a turn, its role with the role's settings
+and its run with the run's reach.
 Each candidate passes the same gates in order — its `when` word (for the links that need
 one), role admission (for inferred links), the entity shape, then the room's pin — and
 each pair is kept once, under its strongest link.

@@ -2,9 +2,9 @@
 
 `RunSteps` is the loop's `TurnSteps` for a run (see `keel.runtime.loop`):
 
-- `prepare` — the turn's preparation (links, views, brain code, assembly, fit) writes its
-  step's row in its own transaction, and journals what it assembled: a replay never calls
-  brain code or reads views again, it reads the assembled input back;
+- `prepare` — the turn pipeline (`keel.turn.prepare`: links, views, brain code, assembly,
+  fit) runs in a transaction that also writes the step's row, with what it assembled: a
+  replay never calls brain code or reads views again, it reads the assembled input back;
 - `request` — each model request; the provider's usage is recorded with the step;
 - `tool` — each tool call, its message id (for `send_message`) named after the step; a
   tool's effect commits with a row saying so, so a call whose answer was lost in a crash is
