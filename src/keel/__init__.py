@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from keel.tokens.estimate import Estimator
     from keel.tools import TOOLS
     from keel.tools.registry import Registry, Tool
-    from keel.turn.assembly import prepare_and_assemble
+    from keel.turn.prepare import prepare_and_assemble
     from keel.turn.prepared import PreparedTurn, Session
 
 _HOME = {
@@ -70,7 +70,7 @@ _HOME = {
     "define_gate": "keel.code.define",
     "link_turn": "keel.link.gather",
     "load_brain": "keel.brain.loader",
-    "prepare_and_assemble": "keel.turn.assembly",
+    "prepare_and_assemble": "keel.turn.prepare",
     "run_doctor": "keel.doctor.run",
     "run_turn": "keel.runtime.loop",
 }

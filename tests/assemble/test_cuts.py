@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keel.assemble import room
+from keel.assemble import fitting
 from keel.assemble.assembler import AssemblyInputs, assemble
+from keel.assemble.fitting import largest_fitting
 from keel.assemble.history_cuts import history_notice
-from keel.assemble.measure import Measured, Meter, largest_fitting
+from keel.assemble.measure import Measured, Meter
 from keel.assemble.row_cuts import RenderInput
 from keel.assemble.values import Assembly, Message
 from keel.brain.knobs import ModelLimits, SectionBudgets
@@ -91,7 +92,7 @@ def test_rows_that_all_fit_leave_the_room_to_history_measured_newest_first() -> 
 
 def test_a_short_first_guess_only_costs_more_rounds() -> None:
     counter = Recording()
-    with patch.object(room, "BYTES_PER_TOKEN", 0):
+    with patch.object(fitting, "BYTES_PER_TOKEN", 0):
         short = build(counter, 3_000, history=chat(60), renders=(view("a", 80), view("b", 80)))
     assert counter.batches > 2
     assert short == build(
@@ -133,7 +134,7 @@ def test_how_much_is_measured_first_never_changes_what_is_kept(
     limits = ModelLimits(name="m", window=10**6, output_reserve=0, input_allocation=allocation)
     results = []
     for guess in (0, 4, 10**6):  # nothing first, the usual guess, everything first
-        with patch.object(room, "BYTES_PER_TOKEN", guess):
+        with patch.object(fitting, "BYTES_PER_TOKEN", guess):
             results.append(
                 assemble(
                     inputs,
@@ -150,7 +151,7 @@ def assembled(guess: int, allocation: int, budgets: dict[str, int]) -> Assembly:
     rows = [view("a", 40, 5), view("b", 35, 9)]
     inputs = AssemblyInputs(current="What now?", history=chat(60, 12), renders=tuple(rows))
     limits = ModelLimits(name="m", window=10**6, output_reserve=0, input_allocation=allocation)
-    with patch.object(room, "BYTES_PER_TOKEN", guess):
+    with patch.object(fitting, "BYTES_PER_TOKEN", guess):
         return assemble(
             inputs,
             counter=Estimator(),

@@ -16,6 +16,7 @@ from keel.assemble.texts import (
     rules_text,
     tenancy_text,
     time_text,
+    turn_texts,
 )
 from keel.brain.snapshot import Brain
 from keel.budget.rows import ViewRows
@@ -85,3 +86,19 @@ def test_a_roles_own_state_cannot_close_its_block() -> None:
     rendered = render_input(rows)
     text = "\n".join([rendered.header, *rendered.rows, rendered.footer])
     assert text.count("</agent-state>") == 1
+
+
+def test_a_turns_texts_come_in_one_call_and_say_what_each_function_says() -> None:
+    room = Conversation(bot="nova", chat="tg:chat:-1")
+    request = TurnRequest(
+        conversation=room, now=datetime(2026, 11, 29, 18, 5, tzinfo=UTC), input="hi"
+    )
+    entries = (("kb", "How-to answers."),)
+    texts = turn_texts(
+        Brain(root=Path(".")), request, {"client": "acme"}, entries, carries_contexts=True
+    )
+    assert (texts.current, texts.identity) == ("hi", "You are nova.")
+    assert texts.time == "Now: 2026-11-29 18:05 UTC (Sunday)."
+    assert texts.tenancy == "This room is pinned to client acme."
+    assert texts.rules == rules_text(carries_contexts=True)
+    assert texts.catalog == "Contexts to open:\n- kb: How-to answers."

@@ -97,3 +97,32 @@ def test_a_broken_schedule_costs_only_its_own_file(write_brain: WriteBrain) -> N
     )
     assert [s.path for s in brain.skips] == [BEAT]
     assert brain.entity("heartbeat", "weekly") is not None
+
+
+def test_each_distinct_schedule_is_checked_once(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import croniter
+
+    checked: list[str] = []
+    real = croniter.croniter.is_valid
+
+    def counting(expression: str) -> bool:
+        checked.append(expression)
+        return bool(real(expression))
+
+    monkeypatch.setattr(croniter.croniter, "is_valid", counting)
+    cron_problem.cache_clear()
+    files: dict[str, str | bytes] = {
+        f"features/desk/b{n}.heartbeat.md": beat("7 7 * * 1-5") for n in range(6)
+    }
+    files["features/desk/wrong.heartbeat.md"] = beat("99 7 * * *")
+    files["features/desk/wrong2.heartbeat.md"] = beat("99 7 * * *")
+    root = write_brain(files)
+    first = load_brain(root)
+    assert len(first.entities) == 6
+    # Five fields checked one at a time, for each of the two distinct schedules.
+    assert len(checked) == 10
+    second = load_brain(root)
+    assert len(checked) == 10
+    assert [s.reason for s in second.skips] == [s.reason for s in first.skips]

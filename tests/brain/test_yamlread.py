@@ -1,8 +1,9 @@
-"""YAML within bounds: depth, aliases, numbers, escapes and size, on both parsers.
+"""YAML within bounds: depth, aliases, numbers, escapes and size, on every parser.
 
-The fast C parser reads first; a document it refuses (a YAML 1.2 form such as
-`[context:read]`) goes to the exact parser. Every bound is checked on both paths: `EXACT`
-is a line that only the exact parser accepts, added to force that path.
+The quick reader (libyaml 0.2) reads first; a document it declines goes to ruamel's C
+loader, and one that refuses to the exact parser. Every bound is checked on each path:
+`FAST` is a line the quick reader declines and ruamel's C loader reads (a float), `EXACT`
+a line that only the exact parser accepts; each is added to force its path.
 """
 
 from __future__ import annotations
@@ -29,8 +30,13 @@ from keel.brain.yamlread import depth_bound, exact_events, fast_events
 from keel.errors import ContentError
 from tests.brain.fuzzing import PROFILE
 
-EXACT = "caps: [context:read]\n"
-PATHS = [pytest.param("", id="fast"), pytest.param(EXACT, id="exact")]
+FAST = "f: 1.5\n"
+EXACT = "caps: [context:]\n"
+PATHS = [
+    pytest.param("", id="quick"),
+    pytest.param(FAST, id="fast"),
+    pytest.param(EXACT, id="exact"),
+]
 
 
 def nested(depth: int) -> str:
@@ -206,7 +212,7 @@ def test_past_the_exact_size_the_fast_parsers_verdict_stands() -> None:
     text = padding * (MAX_EXACT_YAML_CHARS // len(padding) + 1) + EXACT
     with pytest.raises(ContentError, match=r"broken YAML: .*:"):
         parse_yaml("f.yaml", text)
-    assert parse_yaml("f.yaml", padding * 10 + EXACT) == {"caps": ["context:read"]}
+    assert parse_yaml("f.yaml", padding * 10 + EXACT) == {"caps": ["context:"]}
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from keel.store import Store
 from keel.tokens.estimate import Estimator
 from keel.tools import TOOLS
 from keel.tools.send import origin_of, record_send
-from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepare import prepare_and_assemble
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "brain"
 GOLDEN = Path(__file__).parent / "golden"

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
-from keel.assemble.fit import ensure_fits
-from keel.assemble.values import Assembly
 from keel.brain import Brain, ReachEntry
 from keel.budget.render import render_block
 from keel.errors import FitOverflow
@@ -18,9 +15,8 @@ from keel.store import Store
 from keel.store.journal_json import data_json, replay_json
 from keel.tokens import Estimator
 from keel.tools import TOOLS
-from keel.turn.assembly import assemble_turn
-from keel.turn.prepare import prepare_turn
-from keel.turn.prepared import PreparedTurn, Session
+from keel.turn.prepare import prepare_and_assemble, prepare_turn
+from keel.turn.prepared import Session
 
 NOW = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
 SHOPPER = Conversation(bot="desk", chat="tg:user:42")
@@ -31,29 +27,13 @@ def request(**fields: object) -> TurnRequest:
     return TurnRequest(conversation=SHOPPER, now=NOW, **fields)  # type: ignore[arg-type]
 
 
-def assembled(
-    brain: Brain, made: TurnRequest, sink: list[Assembly]
-) -> Callable[[PreparedTurn], Assembly]:
-    """Assemble the prepared turn as the Engine does, keeping the assembly."""
-
-    def check(prepared: PreparedTurn) -> Assembly:
-        assembly = assemble_turn(brain, made, prepared, Estimator(), TOOLS.for_role)
-        ensure_fits(assembly)
-        sink.append(assembly)
-        return assembly
-
-    return check
-
-
 def test_a_turn_is_journaled_with_its_decisions_rows_sections_and_fit(
     reference_brain: Brain, journal_store: Store
 ) -> None:
     made = request(attach=TICKETS, open=(ReachEntry(context="policy"),), input="my orders")
-    sink: list[Assembly] = []
-    prepared = prepare_turn(
-        reference_brain, journal_store, made, before_commit=assembled(reference_brain, made, sink)
+    prepared, assembly = prepare_and_assemble(
+        reference_brain, journal_store, made, Estimator(), TOOLS.for_role
     )
-    (assembly,) = sink
     with journal_store.transaction() as tx:
         assert prepared.id is not None
         journal = tx.journal(prepared.id)
@@ -129,11 +109,11 @@ def test_a_dry_run_prepares_the_same_turn_and_records_nothing(
 def test_a_turn_that_does_not_fit_journals_nothing(
     reference_brain: Brain, journal_store: Store
 ) -> None:
-    def refuse(_prepared: PreparedTurn) -> Assembly:
-        raise FitOverflow("too big")
-
-    with pytest.raises(FitOverflow, match="too big"):
-        prepare_turn(reference_brain, journal_store, request(input="hi"), before_commit=refuse)
+    # A window of 50 tokens: the role's own prompt is larger.
+    tiny = replace(reference_brain.manifest.model, window=50, output_reserve=10)
+    brain = replace(reference_brain, manifest=replace(reference_brain.manifest, model=tiny))
+    with pytest.raises(FitOverflow, match="over the window of 50"):
+        prepare_and_assemble(brain, journal_store, request(input="hi"), Estimator(), TOOLS.for_role)
     with journal_store.transaction() as tx:
         assert tx.journals() == ()
         assert tx.current_turn(SHOPPER) == 0

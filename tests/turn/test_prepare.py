@@ -1,16 +1,20 @@
-"""Preparing a turn logs what it refused, so an operator sees a tenant key turned away."""
+"""The turn pipeline: its stages in one transaction, what it logs, what it resolves once."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from keel.brain import Brain, ReachEntry, load_brain
-from keel.link import Conversation, TurnRequest
+from keel.brain.knobs import turn_settings
+from keel.link import Conversation, RunRef, TurnRequest
+from keel.link.reach import run_reach
 from keel.store import Store
-from keel.turn.prepare import prepare_turn
+from keel.tokens import Estimator
+from keel.turn.prepare import Preparation, consult, prepare, prepare_in, prepare_turn
 
 
 def test_a_refused_link_is_logged_with_the_room_and_the_reason(
@@ -52,3 +56,60 @@ def test_a_view_that_cannot_be_read_is_stubbed_and_the_turn_is_recorded(
     assert '<view name="home_shopping_open">' in block
     with reference_store.transaction() as tx:
         assert tx.current_turn(family) == 1, "the turn was committed"
+
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+FAMILY = Conversation(bot="nova", chat="tg:chat:-1001000000001")
+
+
+def test_the_pipeline_assembles_with_a_counter_and_journals_the_fit(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
+    given = Preparation(brain=reference_brain, request=request, counter=Estimator())
+    prepared, assembly = prepare(reference_store, given)
+    assert assembly is not None
+    assert prepared.journal is not None
+    assert prepared.journal.fit == assembly.fit
+    assert [s.id for s in prepared.journal.sections] == [s.id for s in assembly.sections]
+    bare, none = prepare(reference_store, replace(given, counter=None))
+    assert none is None
+    assert bare.journal is not None
+    assert bare.journal.sections == ()
+    assert bare.turn == prepared.turn + 1
+
+
+def test_a_turn_prepared_in_the_callers_transaction_is_undone_with_it(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
+    consulted = consult(Preparation(brain=reference_brain, request=request, counter=Estimator()))
+    journaled: list[int | None] = []
+
+    def turn_then_fail() -> None:
+        with reference_store.transaction() as tx:
+            journaled.append(prepare_in(tx, consulted)[0].id)
+            raise RuntimeError("the caller's own write failed")
+
+    with pytest.raises(RuntimeError, match="the caller's own write failed"):
+        turn_then_fail()
+    assert journaled != [None], "journaled inside the caller's transaction"
+    with reference_store.transaction() as tx:
+        assert tx.current_turn(FAMILY) == 0
+        assert tx.journals() == ()
+
+
+def test_the_role_run_and_settings_are_resolved_once_for_every_stage(
+    reference_brain: Brain,
+) -> None:
+    film = RunRef(kind="heartbeat", id="evening-film")
+    request = TurnRequest(conversation=FAMILY, now=NOW, role="coach", run=film)
+    consulted = consult(Preparation(brain=reference_brain, request=request))
+    resolved = consulted.resolved
+    coach = reference_brain.roles["coach"]
+    assert resolved.role is coach
+    assert resolved.settings is turn_settings(reference_brain, coach), "kept per snapshot"
+    entity = reference_brain.entity("heartbeat", "evening-film")
+    assert entity is not None
+    assert resolved.run is entity
+    assert resolved.reach == run_reach(reference_brain, entity)

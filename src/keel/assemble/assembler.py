@@ -6,8 +6,8 @@ Order: `sys.time`, `identity`, `tenancy`, `rules`, `prompt`, `skill.N`, `context
 Each section has a budget in tokens. `render.*` sections over budget are clipped by rows,
 with a notice; history keeps its newest messages within its budget, with a notice; every
 other section over budget is kept whole and carries a warning. When the whole still
-exceeds the model's input allocation, older history goes first (oldest first), then render
-rows (bottom rows first, one level across every view at a time). What cannot be cut — the
+exceeds the model's input allocation, the cut policy of `keel.assemble.fitting` applies:
+older history gives way first, then render rows. What cannot be cut — the
 system text, tools, headers, the newest exchange, the contexts and the request — is never
 cut: if it alone does not fit, the fit check fails before any model call.
 """
@@ -15,20 +15,17 @@ cut: if it alone does not fit, the fit check fails before any model call.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 from keel.assemble.fit import check_fit
+from keel.assemble.fitting import Budgets, fit, give_way, measure_first
 from keel.assemble.history_cuts import HistoryCut, history_notice, sendable
 from keel.assemble.measure import Measured, Meter
-from keel.assemble.room import fit_room, measure_first
-from keel.assemble.row_cuts import RenderCut, RenderInput, drop_row_level, fit_render_budgets
+from keel.assemble.row_cuts import RenderCut, RenderInput
 from keel.assemble.values import Assembly, Message, Place, Section, ToolSpec
 from keel.brain.knobs import ModelLimits
 from keel.tokens import MESSAGE_FRAME_TOKENS, REPLY_PRIMING_TOKENS, TokenCounter, framed
-
-Budgets = Callable[[str], int | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,9 +175,8 @@ def assemble(
         for (i, p, t, tool), n in zip((*fixed_head, *fixed_tail), fixed.costs(), strict=True)
     ]
     head, tail = sections[: len(fixed_head)], sections[len(fixed_head) :]
-    fit_render_budgets(renders, [budgets(r.section_id) for r in renders], meter)
     room = limits.input_allocation - _fixed_cost(head, tail, bool(renders))
-    fit_room(room, renders, history, budgets("history"), meter, guess)
+    fit(room, renders, history, budgets, meter, guess)
     return _verdict(inputs, head, tail, renders, history, budgets, counter, limits)
 
 
@@ -209,7 +205,8 @@ def _verdict(
     counter: TokenCounter,
     limits: ModelLimits,
 ) -> Assembly:
-    """The assembly and its fit, counted as sent; still over, one unit goes at a time."""
+    """The assembly and its fit, counted as sent; still over, one unit gives way at a time
+    (`keel.assemble.fitting.give_way`)."""
     while True:
         sections = [*head, *(_render_section(r, budgets(r.section_id)) for r in renders)]
         if inputs.history or inputs.history_older:
@@ -218,6 +215,8 @@ def _verdict(
         sent = Assembly(
             sections=tuple(sections), limits=limits, counter=counter.name, fit=check_fit(0, limits)
         )
-        fit = check_fit(_as_sent(sent, history, counter), limits)
-        if fit.ok or not (history.drop_one() or drop_row_level(renders)):
-            return Assembly(sections=sent.sections, limits=limits, counter=counter.name, fit=fit)
+        verdict = check_fit(_as_sent(sent, history, counter), limits)
+        if verdict.ok or not give_way(renders, history):
+            return Assembly(
+                sections=sent.sections, limits=limits, counter=counter.name, fit=verdict
+            )

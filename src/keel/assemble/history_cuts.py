@@ -1,8 +1,9 @@
-"""Fitting the conversation's history: its newest messages within the room, with a notice.
+"""The conversation's history as it is fitted: its newest messages, and a notice.
 
 History is measured newest first. The newest `pinned` messages (the latest exchange) are
-always sent; older ones go first when room is short, and a one-line notice counted inside
-the budget says how many earlier messages are not shown. No empty message is ever sent.
+always sent; older ones may be left out (`keel.assemble.fitting` decides how many), and a
+one-line notice counted inside the budget says how many earlier messages are not shown.
+No empty message is ever sent.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from keel.assemble.measure import Count, Measured, Meter, Notices, largest_fitting
+from keel.assemble.measure import Count, Measured, Notices
 from keel.assemble.values import Message
 from keel.tokens import MESSAGE_FRAME_TOKENS
 
@@ -60,33 +61,6 @@ class HistoryCut:
     def tokens(self, kept: int | None = None) -> int:
         n = self.kept if kept is None else kept
         return self.newest.sums[n] + self.notice.tokens(len(self.messages) - n + self.older)
-
-    def cheapest(self, budget: int | None, meter: Meter) -> int:
-        """The least history may cost: its pinned newest and the notice, unless keeping more
-        costs less (a notice can cost more than the few short messages it stands for)."""
-        best = self.tokens(self.floor)
-        sums = self.newest.sums
-        meter.past(self.newest, best - 1)
-        for n in range(self.floor + 1, self.newest.measured + 1):
-            if sums[n] >= best:  # and so are all that keep more
-                break
-            cost = self.tokens(n)
-            if cost < best and (budget is None or cost <= budget):
-                best = cost
-        return best
-
-    def keep_within(self, room: int, meter: Meter, guess: int) -> None:
-        """Keep the newest messages that fit `room`; the pinned ones whatever it says."""
-        meter.past(self.newest, room, first=max(self.floor, guess))
-        least = self.newest.sums.__getitem__
-        self.kept = max(self.floor, largest_fitting(self.newest.measured, room, least, self.tokens))
-
-    def drop_one(self) -> bool:
-        """Leave out the oldest message still shown, unless only pinned ones are left."""
-        if self.kept <= self.floor:
-            return False
-        self.kept -= 1
-        return True
 
     def shown(self) -> tuple[Message, ...]:
         kept = self.messages[len(self.messages) - self.kept :]

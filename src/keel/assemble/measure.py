@@ -49,7 +49,7 @@ class Notices:
     def texts(self) -> list[str]:
         return [self.text(n) for n in self.counts]
 
-    def know(self, costs: Iterator[int]) -> None:
+    def take_costs(self, costs: Iterator[int]) -> None:
         """Take the costs of `texts()`, in order, from `costs`."""
         for n, cost in zip(self.counts, costs, strict=False):
             self.costs[notice_key(n)] = cost + self.extra
@@ -111,7 +111,7 @@ class Meter:
             framed = map(add, new, repeat(part.extra)) if part.extra else new
             part.sums += accumulate(framed, initial=start)
 
-    def past(self, part: Measured, total: int, first: int = 0) -> None:
+    def measure_until_over(self, part: Measured, total: int, first: int = 0) -> None:
         """Measure `part` (at least its `first` texts) in rounds, until those measured cost
         more than `total` or it is all measured: no count beyond can then fit `total`."""
         target = first
@@ -126,21 +126,3 @@ class Meter:
 def grow(measured: int) -> int:
     """How far the next round measures: rounds double, so a bad first guess costs few."""
     return max(2 * measured, measured + 8)
-
-
-def largest_fitting(top: int, room: int, least: CostOf, cost: CostOf) -> int:
-    """The largest n ≤ `top` with cost(n) ≤ room, 0 if none.
-
-    `least` is a lower bound of `cost` that never falls as n grows (the cost without its
-    notice): a bisection on it bounds the answer, a short scan on `cost` finds it.
-    """
-    low, high = 0, top
-    while low < high:  # the largest n whose lower bound fits
-        middle = (low + high + 1) // 2
-        if least(middle) <= room:
-            low = middle
-        else:
-            high = middle - 1
-    while low > 0 and cost(low) > room:  # notices are small: a step or two
-        low -= 1
-    return low

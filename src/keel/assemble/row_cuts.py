@@ -1,16 +1,15 @@
-"""Fitting a role's state renders by rows: a section's own budget, then the turn's room.
+"""A role's state render as it is fitted: a header, its rows (top first), a footer.
 
-A render is a header, its rows (top first) and a footer. Rows are cut from the bottom, one
-level across every render at a time, and a cut is always visible: a notice, counted inside
-the budget, says how many rows are not shown and which budget to raise.
+Rows are cut from the bottom (`keel.assemble.fitting` decides how many), and a cut is
+always visible: a notice, counted inside the budget, says how many rows are not shown and
+which budget to raise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from keel.assemble.measure import Count, Measured, Meter, Notices, grow, largest_fitting
+from keel.assemble.measure import Count, Measured, Notices
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,62 +82,3 @@ class RenderCut:
         if self.source.footer:
             lines.append(self.source.footer)
         return "\n".join(filter(None, lines))
-
-
-def fit_render_budgets(
-    renders: Sequence[RenderCut], budgets: Sequence[int | None], meter: Meter
-) -> None:
-    """Cap each render at the most rows its own budget allows, measuring as far as needed."""
-    pending = [(r, b) for r, b in zip(renders, budgets, strict=True) if b is not None]
-    while True:
-        waiting = []
-        for render, budget in pending:
-            if render.rows.complete or render.least(render.rows.measured) > budget:
-                top = render.rows.measured
-                render.cap = largest_fitting(top, budget, render.least, render.tokens)
-            else:
-                waiting.append((render, budget))
-        if not waiting:
-            return
-        for render, _ in waiting:
-            meter.ask(render.rows, grow(render.rows.measured))
-        meter.run()
-        pending = waiting
-
-
-def cut_rows(renders: Sequence[RenderCut], room: int, meter: Meter, guess: int) -> None:
-    """Show the most row levels (one row of every view a level) that fit `room`.
-
-    Levels are measured in rounds from the top (`guess` levels first) until the rows
-    measured alone overflow `room` or every row within its cap is measured.
-    """
-    top = max((r.cap for r in renders), default=0)
-
-    def least(level: int) -> int:
-        return sum(r.least(min(level, r.cap)) for r in renders)
-
-    def cost(level: int) -> int:
-        return sum(r.tokens(min(level, r.cap)) for r in renders)
-
-    target = min(top, guess)
-    while True:
-        for render in renders:
-            meter.ask(render.rows, min(target, render.cap))
-        meter.run()
-        if target >= top or least(target) > room:
-            break
-        target = min(top, grow(target))
-    level = largest_fitting(target, room, least, cost)
-    for render in renders:
-        render.shown = min(level, render.cap)
-
-
-def drop_row_level(renders: Sequence[RenderCut]) -> bool:
-    """Leave out the bottom shown row of every render at the deepest level; False if none."""
-    deepest = max((r.shown for r in renders), default=0)
-    if deepest == 0:
-        return False
-    for render in renders:
-        if render.shown == deepest:
-            render.shown -= 1
-    return True

@@ -9,6 +9,7 @@ paid on every turn, so each says only what applies (docs/prompt.md says why each
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from keel.assemble.row_cuts import RenderInput
@@ -75,6 +76,37 @@ def catalog_text(entries: tuple[tuple[str, str], ...]) -> str:
         return ""
     lines = "\n".join(f"- {ident}: {description}" for ident, description in entries)
     return f"Contexts to open:\n{lines}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnTexts:
+    """The words of Keel's own sections for one turn, and its request."""
+
+    current: str
+    time: str
+    identity: str
+    tenancy: str
+    rules: str
+    catalog: str
+
+
+def turn_texts(
+    brain: Brain,
+    request: TurnRequest,
+    pins: Mapping[str, str | None],
+    catalog: tuple[tuple[str, str], ...],
+    *,
+    carries_contexts: bool,
+) -> TurnTexts:
+    """Every text of Keel's own sections for a turn, and its request, in one call."""
+    return TurnTexts(
+        current=current_text(brain, request),
+        time=time_text(request.now),
+        identity=identity_text(request.conversation.bot),
+        tenancy=tenancy_text(pins),
+        rules=rules_text(carries_contexts=carries_contexts),
+        catalog=catalog_text(catalog),
+    )
 
 
 def render_input(rows: ViewRows) -> RenderInput:

@@ -1,13 +1,14 @@
 """Reading one brain file: bytes → text → frontmatter + body, or a `ContentError`.
 
-Parsing takes ruamel.yaml's fast safe loader, within the bounds of `keel.brain.yamlread`;
-only when a file turns out to be wrong is its node tree composed again to find where a key
-or item sits (`Locator`), so an error can name its line without slowing down the files
-that are fine.
+Parsing takes the quick reader (`keel.brain.quickyaml`) or ruamel.yaml's safe loaders,
+within the bounds of `keel.brain.yamlread`; only when a file turns out to be wrong is its
+node tree composed again to find where a key or item sits (`Locator`), so an error can
+name its line without slowing down the files that are fine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,6 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from keel.brain.limits import MAX_EXACT_YAML_CHARS, MAX_YAML_CHARS, MAX_YAML_DEPTH
+from keel.brain.quickyaml import Unsure, quick_load
 from keel.brain.yamlread import (
     PARSER_SLIPS,
     ShapeError,
@@ -106,11 +108,14 @@ def split(path: str, text: str) -> Document:
 def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
     """Parse YAML text within Keel's bounds; any problem is a `ContentError` with its line.
 
-    The fast C parser reads first. It follows YAML 1.1, which refuses a few 1.2 forms such
-    as `[context:read]` (a colon inside a flow item), so a document it refuses is read
-    again by the exact parser (YAML 1.2), which gets the final word and names the line
-    of a real error — for documents up to `MAX_EXACT_YAML_CHARS`; beyond, the fast
-    parser's verdict stands, so one large file cannot hold up the load of the rest.
+    The quick reader (`keel.brain.quickyaml`: libyaml 0.2, values built for plain
+    documents) reads first; it reads the flow form `[context:read]` as YAML 1.2 does and
+    gives the exact parser's value or declines. A document it declines goes to ruamel's C
+    loader, and one that refuses (its libyaml follows YAML 1.1 in a few places) is read
+    again by the exact parser (YAML 1.2), which gets the final word and names the line of
+    a real error — for documents up to `MAX_EXACT_YAML_CHARS`; beyond, the C loader's
+    verdict stands, so one large file cannot hold up the load of the rest. Errors come
+    only from the last two, so a message and its line never depend on the quick reader.
     """
     if len(text) > MAX_YAML_CHARS:
         raise ContentError(
@@ -120,8 +125,7 @@ def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
             line=first_line,
         )
     try:
-        check_shape(text, fast_events)
-        return _held(path, fast_load(text), text, first_line)
+        return _held(path, _fast(text), text, first_line)
     except ShapeError as exc:
         raise ContentError(path, exc.message, line=first_line + exc.line) from None
     except YAML_PROBLEMS as exc:
@@ -143,6 +147,24 @@ def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
         raise ContentError(path, exc.message, line=first_line + exc.line) from None
     except YAML_PROBLEMS as exc:
         raise _broken(path, exc, first_line) from None
+
+
+def _fast(text: str) -> Any:
+    """The document by a C parser: the quick reader where it vouches for the value, else
+    ruamel's C loader. Raises `ShapeError`, or what ruamel's C parser raises."""
+    try:
+        check_shape(text, fast_events)
+    except YAML_PROBLEMS:
+        # ruamel's libyaml refused a long or anchored document while walking it; libyaml
+        # 0.2 may read it (`[context:read]`), its shape proved on its own events. If not,
+        # the refusal stands and the exact parser has the last word.
+        with contextlib.suppress(ShapeError, Unsure):
+            return quick_load(text, walk=True)
+        raise
+    try:
+        return quick_load(text)
+    except Unsure:
+        return fast_load(text)
 
 
 # What text cannot hold: a NUL (PostgreSQL refuses it) and half of a surrogate pair (no

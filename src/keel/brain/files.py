@@ -7,6 +7,7 @@ a `Parsed` — the spec, or the problems that kept it out. It never raises for b
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -99,13 +100,22 @@ class Parsed:
 
 def location_of(path: str) -> Location | ContentError | None:
     """What a brain-relative POSIX path is; None for files Keel does not read."""
+    found = _location(path)
+    if isinstance(found, tuple):  # a name that cannot be used: (path as shown, reason)
+        return ContentError(*found)
+    return found
+
+
+# A load asks twice per file (listing, parsing), and every reload asks again.
+@functools.lru_cache(maxsize=1 << 16)
+def _location(path: str) -> Location | tuple[str, str] | None:
     parts = path.split("/")
     name = parts[-1]
     if parts[0] in ("features", "constitution", "state") and not is_utf8(path):
         # os.scandir hands undecodable bytes over as lone surrogates, which no message,
         # terminal or database can carry: report the name with them replaced.
         shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return ContentError(shown, "the name is not valid UTF-8 — rename it")
+        return (shown, "the name is not valid UTF-8 — rename it")
     if path == MANIFEST_PATH:
         return Location("manifest", "MANIFEST")
     if path == ACCESS_PATH:
@@ -121,12 +131,13 @@ def location_of(path: str) -> Location | ContentError | None:
     if kind is None:
         return None
     if len(parts) < 3:
-        return ContentError(
-            path, f"a brain file must sit inside a feature — move it to features/<feature>/{name}"
+        return (
+            path,
+            f"a brain file must sit inside a feature — move it to features/<feature>/{name}",
         )
     feature, folder = parts[1], tuple(parts[2:-1])
     if kind == "feature" and folder:
-        return ContentError(
+        return (
             path,
             f"FEATURE.md belongs at the feature root — move it to features/{feature}/FEATURE.md",
         )

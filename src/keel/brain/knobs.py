@@ -1,7 +1,8 @@
 """Settings in tiers: the context's file, the role, then MANIFEST, then Keel's defaults.
 
-The nearest tier that names a key wins it; a key no tier names takes Keel's default. Three
-families live here, each resolved once per use by the stage that needs it:
+The nearest tier that names a key wins it; a key no tier names takes Keel's default. A
+turn reads them all through one value, `TurnSettings`, resolved once per brain snapshot and
+role (`turn_settings`) and passed to every stage. The families:
 
 - the context knobs (`chars`, `maxActive`, `turnChars`, `keep`, `codeTimeoutMs`);
 - section budgets in tokens, by a section's exact id (`render.support_queue`), then its
@@ -12,7 +13,7 @@ families live here, each resolved once per use by the stage that needs it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -200,3 +201,83 @@ def approval_timeout(brain: Brain, role: RoleSpec | str | None) -> timedelta:
     spec = _role_of(brain, role)
     mine = spec.approvals.timeout if spec is not None else None
     return mine or brain.manifest.approvals.timeout or DEFAULT_APPROVAL_TIMEOUT
+
+
+# ---------------------------------------------------------------------------------------
+# Every setting one turn reads, resolved once
+
+
+class PerContext(dict[str, int]):
+    """One setting of each context, by id: resolved through the tiers on first ask, then
+    kept (a snapshot's settings do not change)."""
+
+    __slots__ = ("_resolve",)
+
+    def __init__(self, resolve: Callable[[str], int]) -> None:
+        super().__init__()
+        self._resolve = resolve
+
+    def __missing__(self, ident: str) -> int:
+        value = self[ident] = self._resolve(ident)
+        return value
+
+
+class PerSection(dict[str, int | None]):
+    """Each section's budget in tokens, by section id, resolved on first ask, then kept."""
+
+    __slots__ = ("_budgets",)
+
+    def __init__(self, budgets: SectionBudgets) -> None:
+        super().__init__()
+        self._budgets = budgets
+
+    def __missing__(self, section_id: str) -> int | None:
+        value = self[section_id] = self._budgets(section_id)
+        return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnSettings:
+    """Every setting a turn of one role reads, in one value: resolved once per brain
+    snapshot and role (`turn_settings`), then read by each stage, never re-resolved."""
+
+    role: RoleSpec
+    knobs: TurnKnobs
+    read_timeout_ms: int  # `state.readTimeoutMs`: each view read's bound
+    chars: Mapping[str, int]  # a context's `chars`, by context id
+    keep: Mapping[str, int]  # turns an inferred link to a context sticks, by context id
+    code_timeout_ms: Mapping[str, int]  # each call of a context's code, by context id
+    budgets: Mapping[str, int | None]  # a section's budget in tokens, by section id
+    limits: ModelLimits
+
+
+def _settings(brain: Brain, role: RoleSpec) -> TurnSettings:
+    manifest, contexts = brain.manifest, brain.contexts
+    return TurnSettings(
+        role=role,
+        knobs=turn_knobs(role, manifest),
+        read_timeout_ms=manifest.state_read_timeout_ms,
+        chars=PerContext(lambda i: context_chars(contexts[i], role, manifest)),
+        keep=PerContext(lambda i: context_keep(contexts[i], role, manifest)),
+        code_timeout_ms=PerContext(lambda i: context_code_timeout_ms(contexts[i], role, manifest)),
+        budgets=PerSection(SectionBudgets.of(role, manifest)),
+        limits=model_limits(role, manifest),
+    )
+
+
+# The latest snapshot's settings, by role: a new snapshot starts afresh (and lets the old
+# one go). Each entry holds its role, so a role's id cannot be reused while it is kept.
+_latest: tuple[Brain, dict[int, TurnSettings]] | None = None
+
+
+def turn_settings(brain: Brain, role: RoleSpec) -> TurnSettings:
+    """The settings of `role`'s turns on this brain snapshot (the same value while both
+    are the same objects: an edited file makes a new snapshot, and new settings)."""
+    global _latest  # swapped whole, so threads never mix two snapshots
+    kept = _latest
+    if kept is None or kept[0] is not brain:
+        kept = _latest = (brain, {})
+    settings = kept[1].get(id(role))
+    if settings is None or settings.role is not role:
+        settings = kept[1][id(role)] = _settings(brain, role)
+    return settings

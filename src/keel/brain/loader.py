@@ -27,8 +27,6 @@ IGNORED_DIRS = frozenset({".keel", ".git", "__pycache__", ".venv", "node_modules
 # The folders of the brain root that Keel reads.
 TOPS = ("features", "constitution", "state")
 
-Stamp = tuple[int, int]  # (mtime_ns, size)
-
 
 def check_root(root: Path) -> Path:
     """The brain directory, or a `UsageError` saying what is wrong with the path."""
@@ -39,14 +37,16 @@ def check_root(root: Path) -> Path:
     return root.resolve()
 
 
-def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, int]]:
-    """Every brain file with its stamp, and every directory with its mtime.
+def scan(root: Path) -> tuple[list[str], dict[str, int]]:
+    """Every brain file, sorted, and every directory with its mtime.
 
     Among the files are the entries that will be skipped with a reason when parsed: a
     directory named like a brain file, a top folder that is not a folder or links out of
-    the brain, a link to a folder below the top (see `keel.brain.reading`).
+    the brain, a link to a folder below the top (see `keel.brain.reading`). A file is
+    listed without a stat of its own: a dangling link or a file gone mid-scan is still
+    listed, so that reading it reports the problem instead of the file vanishing unseen.
     """
-    files: dict[str, Stamp] = {}
+    files: list[str] = []
     dirs: dict[str, int] = {}
     base = str(root)
     for top in TOPS:
@@ -54,23 +54,14 @@ def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, int]]:
         if not os.path.lexists(path):
             continue
         if folder_problem(base, top, top=True) is not None:
-            files[top] = _stamp(path)
+            files.append(top)
         else:
             _walk(root, path, files, dirs)
+    files.sort()
     return files, dirs
 
 
-def _stamp(path: str) -> Stamp:
-    try:
-        st = os.stat(path)
-    except OSError:
-        # A dangling link or a file gone mid-scan: listed all the same, so that reading it
-        # reports the problem instead of the file vanishing unseen.
-        return (0, -1)
-    return (st.st_mtime_ns, st.st_size)
-
-
-def _walk(root: Path, folder: str, files: dict[str, Stamp], dirs: dict[str, int]) -> None:
+def _walk(root: Path, folder: str, files: list[str], dirs: dict[str, int]) -> None:
     prefix = len(str(root)) + 1
     stack = [folder]
     while stack:
@@ -86,7 +77,7 @@ def _walk(root: Path, folder: str, files: dict[str, Stamp], dirs: dict[str, int]
             if kind == "folder":
                 stack.append(entry.path)
             elif kind == "file":
-                files[rel] = _stamp(entry.path)
+                files.append(rel)
 
 
 def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
@@ -126,7 +117,7 @@ def load_brain(root: Path) -> Brain:
     """Load the brain at `root` in one go (no caching): the CLI's and tests' entry point."""
     root = check_root(root)
     files, _ = scan(root)
-    return build_snapshot(root, [parse_path(root, p) for p in sorted(files)])
+    return build_snapshot(root, [parse_path(root, p) for p in files])
 
 
 _ID_GROUPS: tuple[Kind, ...] = ("context", "role", "skill", *ENTITY_KINDS)

@@ -9,11 +9,14 @@ that can never fire (`0 0 31 2 *`, the 31st of February) is refused as well: it 
 today and runs never.
 
 croniter is imported on the first check, not with the brain package: a brain without
-heartbeats never pays for it.
+heartbeats never pays for it. A check is a pure function of the text and costs croniter
+several expansions, while a brain repeats a few schedules over many heartbeats: each
+distinct schedule is checked once per process.
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Final
 
@@ -42,6 +45,7 @@ SHORTHANDS: Final = {
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
+@functools.lru_cache(maxsize=4096)
 def cron_problem(schedule: str) -> str | None:
     """Why `schedule` is not a five-field cron schedule that fires, or None when it is."""
     text = " ".join(schedule.split())

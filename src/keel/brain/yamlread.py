@@ -29,11 +29,7 @@ from ruamel.yaml.constructor import ConstructorError, SafeConstructor
 from ruamel.yaml.cyaml import CSafeLoader
 from ruamel.yaml.docinfo import DocInfo
 from ruamel.yaml.events import (
-    AliasEvent,
-    CollectionEndEvent,
-    CollectionStartEvent,
     Event,
-    ScalarEvent,
     StreamEndEvent,
 )
 from ruamel.yaml.parser import Parser
@@ -99,10 +95,16 @@ def crowded_line(text: str) -> int | None:
     return None
 
 
-def check_shape(text: str, events: Callable[[str], Iterator[Event]]) -> None:
+def has_anchor(text: str) -> bool:
+    """Whether the document may define an anchor (`&name`), so aliases may expand."""
+    return "&" in text and _ANCHOR.search(text) is not None
+
+
+def check_shape(text: str, events: Callable[[str], Iterator[Any]]) -> None:
     """Raise `ShapeError` when the document nests deeper than the bound, or its aliases
-    expand past the node bound or into themselves. `events` parses (see `fast_events`)."""
-    anchored = "&" in text and _ANCHOR.search(text) is not None
+    expand past the node bound or into themselves. `events` parses (see `fast_events`;
+    ruamel's events or PyYAML's)."""
+    anchored = has_anchor(text)
     # No spelling gets more than two values out of one character (`[?,?]`), so a short
     # document without anchors cannot pass the node bound.
     short = len(text) <= MAX_YAML_NODES // 2
@@ -111,17 +113,29 @@ def check_shape(text: str, events: Callable[[str], Iterator[Event]]) -> None:
     _walk(events(text))
 
 
-def _walk(events: Iterator[Event]) -> None:
+# ruamel's events and PyYAML's (`keel.brain.quickyaml.quick_events`) share these names.
+_STEPS = {
+    "SequenceStartEvent": "open",
+    "MappingStartEvent": "open",
+    "SequenceEndEvent": "close",
+    "MappingEndEvent": "close",
+    "AliasEvent": "alias",
+    "ScalarEvent": "scalar",
+}
+
+
+def _walk(events: Iterator[Any]) -> None:
     walk = _Walk()
     for event in events:
+        step = _STEPS.get(type(event).__name__)
         line = event.start_mark.line if event.start_mark is not None else 0
-        if isinstance(event, CollectionStartEvent):
+        if step == "open":
             walk.open(event.anchor, line)
-        elif isinstance(event, CollectionEndEvent):
+        elif step == "close":
             walk.close()
-        elif isinstance(event, AliasEvent):
+        elif step == "alias":
             walk.alias(event.anchor, line)
-        elif isinstance(event, ScalarEvent):
+        elif step == "scalar":
             walk.scalar(event.anchor, line)
         if walk.total > MAX_YAML_NODES:
             raise ShapeError(

@@ -2,6 +2,8 @@
 
 `link_turn` is pure: it takes the brain snapshot, the request and what the stores hold
 for this conversation, and returns the links, the refusals, and the inferred links to keep.
+`resolve_turn` finds, once for every stage of a turn, its role with the role's settings
+and its run with the run's reach.
 Each candidate passes the same gates in order — its `when` word (for the links that need
 one), role admission (for inferred links), the entity shape, then the room's pin — and
 each pair is kept once, under its strongest link.
@@ -9,14 +11,14 @@ each pair is kept once, under its strongest link.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from keel.brain.knobs import context_keep
+from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
-from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
+from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry, RoleSpec
 from keel.errors import Refused, UsageError
 from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
 from keel.link.reach import find_run, run_reach
@@ -43,13 +45,23 @@ def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
     chat's rule or the governing template failed to load): access fails closed, whatever
     role or run the turn names, so a broken rule never lets a room run without its pin.
     """
+    _check_access(brain, request)
+    run = find_run(brain, request.run) if request.role is None and request.run else None
+    return _role(brain, request, run)
+
+
+def _check_access(brain: Brain, request: TurnRequest) -> None:
     conversation = request.conversation
     refusal = brain.access.refusal(conversation.bot, conversation.chat, dm=request.dm)
     if refusal is not None:
         raise Refused(str(refusal))
+
+
+def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None) -> RoleSpec:
+    conversation = request.conversation
     name = request.role
-    if name is None and request.run is not None:
-        name = find_run(brain, request.run).agent
+    if name is None and run is not None:
+        name = run.agent
     if name is None:
         rule = brain.access.rule_for(conversation.bot, conversation.chat, dm=request.dm)
         if rule is None or rule.role is None:
@@ -64,10 +76,38 @@ def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
     return role
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolved:
+    """Who a turn is for, resolved once at its top: its role and the role's settings, and
+    for a run, the entity it is a run of and the reach it carries."""
+
+    role: RoleSpec
+    settings: TurnSettings
+    run: EntitySpec | None = None
+    reach: tuple[ReachEntry, ...] = ()
+
+
+def resolve_turn(brain: Brain, request: TurnRequest) -> Resolved:
+    """The turn's role with its settings, and its run with its reach; raises what linking
+    would (`Refused`, `UsageError`, `LinkError`), in the same order, before anything is
+    read or written."""
+    _check_access(brain, request)
+    run = find_run(brain, request.run) if request.role is None and request.run else None
+    role = _role(brain, request, run)
+    settings = turn_settings(brain, role)
+    if request.run is None:
+        if request.entity is not None or request.reach is not None:
+            raise UsageError("an entity or reach needs a run — add --run KIND:ID")
+        return Resolved(role=role, settings=settings)
+    run = run or find_run(brain, request.run)
+    reach = run_reach(brain, run, override=request.reach, key=request.entity)
+    return Resolved(role=role, settings=settings, run=run, reach=reach)
+
+
 @dataclass
 class _Collector:
-    brain: Brain
     role: RoleSpec
+    keeps: Mapping[str, int]  # turns an inferred link sticks, by context id
     pins: dict[str, str | None]
     turn: int
     chosen: dict[tuple[str, str | None], Link] = field(default_factory=dict)
@@ -116,7 +156,7 @@ class _Collector:
             self.order.setdefault(link.pair, len(self.order))
         # A fresh inferred link sticks for `keep` turns; a kept one only when restarted.
         if (kind in STICKY and not kept) or restarted:
-            keep = context_keep(context, self.role, self.brain.manifest)
+            keep = self.keeps[context.id]
             self.keep.append(
                 KeptLink(
                     context=context.id,
@@ -133,17 +173,29 @@ class _Collector:
         )
 
 
-def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
-    """Every link of one turn: run, chat, reply, code, ask and always, pinned and admitted."""
-    role = resolve_role(brain, request)
+def link_turn(
+    brain: Brain, request: TurnRequest, stored: Stored, resolved: Resolved | None = None
+) -> LinkResult:
+    """Every link of one turn: run, chat, reply, code, ask and always, pinned and admitted.
+
+    `resolved` is the turn's role and run as `resolve_turn` found them (resolved here
+    when not given).
+    """
+    resolved = resolved if resolved is not None else resolve_turn(brain, request)
+    role = resolved.role
     bindings = effective_bindings(brain, request.conversation, stored.bindings)
-    collector = _Collector(brain=brain, role=role, pins=pins_of(brain, bindings), turn=stored.turn)
+    collector = _Collector(
+        role=role,
+        keeps=resolved.settings.keep,
+        pins=pins_of(brain, bindings),
+        turn=stored.turn,
+    )
     log = [
         f"role '{role.id}' lists '{ident}', whose file did not load — {skip}"
         for ident in role.contexts or ()
         if (skip := brain.failed_contexts.get(ident)) is not None
     ]
-    reach = _run_links(brain, request, collector, log)
+    reach = _run_links(brain, resolved, collector, log)
     _chat_links(brain, request, collector, bindings)
     restart = _reply_links(brain, request, stored.origins, collector, log)
     _code_links(brain, request.attach, collector)
@@ -163,14 +215,11 @@ def link_turn(brain: Brain, request: TurnRequest, stored: Stored) -> LinkResult:
 
 
 def _run_links(
-    brain: Brain, request: TurnRequest, collector: _Collector, log: list[str]
+    brain: Brain, resolved: Resolved, collector: _Collector, log: list[str]
 ) -> tuple[ReachEntry, ...]:
-    if request.run is None:
-        if request.entity is not None or request.reach is not None:
-            raise UsageError("an entity or reach needs a run — add --run KIND:ID")
+    entity, reach = resolved.run, resolved.reach
+    if entity is None:
         return ()
-    entity = find_run(brain, request.run)
-    reach = run_reach(brain, entity, override=request.reach, key=request.entity)
     for entry in reach:
         context = brain.contexts.get(entry.context)
         if context is None:

@@ -53,7 +53,7 @@ from keel.mcp.room import Room
 from keel.payload.sessions import SentContext, SessionState, digest
 from keel.store import Tx
 from keel.tools.context_turn import Joined, turn_text
-from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepare import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
 
 if TYPE_CHECKING:

@@ -2,9 +2,9 @@
 
 `RunSteps` is the loop's `TurnSteps` for a run (see `keel.runtime.loop`):
 
-- `prepare` — the turn's preparation (links, views, brain code, assembly, fit) writes its
-  step's row in its own transaction, and journals what it assembled: a replay never calls
-  brain code or reads views again, it reads the assembled input back;
+- `prepare` — the turn pipeline (`keel.turn.prepare`: links, views, brain code, assembly,
+  fit) runs in a transaction that also writes the step's row, with what it assembled: a
+  replay never calls brain code or reads views again, it reads the assembled input back;
 - `request` — each model request; the provider's usage is recorded with the step;
 - `tool` — each tool call, its message id (for `send_message`) named after the step; a
   tool's effect commits with a row saying so, so a call whose answer was lost in a crash is
@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,12 +45,13 @@ from keel.runs.journal import (
     recorded,
     write_step,
 )
-from keel.runtime.loop import Prepare, TurnOutcome, preparation, run_turn
+from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, UsageRow
 from keel.store.store import Store
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_MESSAGE, message_id_for
+from keel.turn.prepare import Preparation, assembled, consult, prepare_in
 from keel.turn.prepared import PreparedTurn
 
 LOST = (
@@ -123,7 +123,7 @@ class RunSteps:
         self._reach = reach  # the turn's reach, when it is not the run's (a pipeline step)
         self._sent = 0  # messages the agent sent itself this turn
 
-    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
+    def prepare(self, preparation: Preparation) -> tuple[PreparedTurn, Assembly]:
         context = self._context
         seq = context.next_seq()
         store = context.store
@@ -136,32 +136,29 @@ class RunSteps:
                 seen["output"] = found.output
                 return None
             started = now()
-
-            def look(prepared: PreparedTurn, assembly: Assembly) -> None:
-                seen["prepared"], seen["assembly"] = prepared, assembly
-
-            def mark(tx: Tx) -> StepRow:
-                prepared: PreparedTurn = seen["prepared"]
-                ident = tx.journal_id(_conversation(prepared, context), prepared.turn)
-                turn = turn_json(replace(prepared, id=ident), seen["assembly"])
-                output = {"turn": turn, "assembly": assembly_json(seen["assembly"])}
-                seen["output"] = output
-                return StepRow(
-                    run_id=context.run_id,
-                    seq=seq,
-                    name="prepare",
-                    status="done",
-                    started_at=started,
-                    finished_at=now(),
-                    turn_id=ident,
-                    detail=f"turn {prepared.turn} as {prepared.role}",
-                    output=output,
-                )
-
+            consulted = consult(preparation)
             try:
-                run(Marking(store, mark), look)
+                # The turn and its step's row commit together, or neither does.
+                with store.transaction() as tx:
+                    prepared, assembly = assembled(prepare_in(tx, consulted))
+                    turn = turn_json(prepared, assembly)
+                    output = {"turn": turn, "assembly": assembly_json(assembly)}
+                    row = StepRow(
+                        run_id=context.run_id,
+                        seq=seq,
+                        name="prepare",
+                        status="done",
+                        started_at=started,
+                        finished_at=now(),
+                        turn_id=prepared.id,
+                        detail=f"turn {prepared.turn} as {prepared.role}",
+                        output=output,
+                    )
+                    if not tx.record_step(row):
+                        raise StepTaken(f"step {seq} of run {context.run_id} is done already")
+                    seen["output"] = output
             except StepTaken:
-                seen.pop("output", None)  # the twin's turn stands; read it below
+                pass  # the twin's turn stands; read it below
             return None
 
         # DBOS journals that the step finished, not what it made: the assembly is in the
@@ -325,10 +322,3 @@ def send(
         raise RunFailed(data["refused"], refused=True)
     message: dict[str, Any] = data["message"]
     return message
-
-
-def _conversation(prepared: PreparedTurn, context: RunContext) -> Conversation:
-    journal = prepared.journal
-    if journal is not None:
-        return journal.conversation
-    return context.planned.conversation

@@ -79,9 +79,8 @@ from keel.store.run_values import CardRow
 from keel.store.store import Store
 from keel.tokens import Estimator, TokenCounter
 from keel.tools import TOOLS, Registry, origin_of, record_send
-from keel.turn.assembly import prepare_and_assemble
 from keel.turn.blocks import read_link_views
-from keel.turn.prepare import read_history
+from keel.turn.prepare import prepare_and_assemble, read_history
 from keel.turn.prepared import PreparedTurn, Session
 
 # The bot a binding command acts as when none is named (its role comes from access.yaml).

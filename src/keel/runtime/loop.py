@@ -12,9 +12,10 @@ Two hooks let a durable run take the same loop:
 - `TurnSteps` decides how each piece of work runs: the preparation, each model request,
   each tool call and the recording of the answer. `DirectSteps` (the default) runs each at
   once; a run (`keel.runs`) runs each as a journaled step, so a replay after a crash reads
-  what a finished piece produced instead of doing it again. Work with an effect on Keel's
-  tables is handed the `Store` to write through, so a run can add its own record to the
-  same transaction.
+  what a finished piece produced instead of doing it again. The preparation is handed as
+  a value (`keel.turn.prepare.Preparation`), which every step prepares through the one
+  turn pipeline; other work with an effect on Keel's tables is handed the `Store` to
+  write through, so a run can add its own record to the same transaction.
 - `Approve` is asked before each call: None lets it run; a `Verdict` says a person
   approved it (the call runs, and its result says so) or not (it does not run). Outside a
   run nobody can wait for a person, so `refuse_unapproved` denies every call the brain's
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from keel.assemble.fit import check_request, ensure_fits
+from keel.assemble.fit import check_request
 from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult, Transcript
 from keel.brain.knobs import approval_required
 from keel.brain.snapshot import Brain
@@ -41,17 +42,12 @@ from keel.store.run_values import UsageRow
 from keel.store.store import Store
 from keel.tokens import TokenCounter
 from keel.tools.registry import Registry
-from keel.turn.assembly import assemble_turn
-from keel.turn.prepare import prepare_turn
+from keel.turn.prepare import Preparation, assembled, prepare
 from keel.turn.prepared import PreparedTurn, Session
 
 DEFAULT_MAX_STEPS = 8
 # Said with each refusal rather than as a standing rule: it costs a turn only when needed.
 REFUSAL_ADVICE = "Tell the person plainly; do not try another way around it."
-
-# Seen inside the preparation's transaction, once the turn is assembled and fits.
-Seen = Callable[[PreparedTurn, Assembly], None]
-Prepare = Callable[[Store, Seen], tuple[PreparedTurn, Assembly]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,8 +75,8 @@ Approve = Callable[[RoleSpec, ToolCall], Verdict | None]
 class TurnSteps(Protocol):
     """How each piece of a turn's work runs; see the module docstring."""
 
-    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
-        """Prepare and assemble the turn (`run` with the store to write through)."""
+    def prepare(self, preparation: Preparation) -> tuple[PreparedTurn, Assembly]:
+        """Prepare, assemble and record the turn through the turn pipeline."""
         ...
 
     def request(
@@ -108,8 +104,8 @@ class DirectSteps:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def prepare(self, run: Prepare) -> tuple[PreparedTurn, Assembly]:
-        return run(self._store, lambda _prepared, _assembly: None)
+    def prepare(self, preparation: Preparation) -> tuple[PreparedTurn, Assembly]:
+        return assembled(prepare(self._store, preparation))
 
     def request(
         self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
@@ -188,28 +184,16 @@ def preparation(
     *,
     session: Session | None = None,
     code: CodeRunner | None = None,
-) -> Prepare:
-    """The turn's preparation: prepare, assemble and check the fit in one transaction,
-    telling `seen` what was assembled before the transaction commits."""
-
-    def run(store: Store, seen: Seen) -> tuple[PreparedTurn, Assembly]:
-        assembled: list[Assembly] = []
-
-        def check(prepared: PreparedTurn) -> Assembly:
-            assembly = assemble_turn(
-                brain, request, prepared, counter, tools.for_role, contexts=prepared.session_text
-            )
-            ensure_fits(assembly)
-            seen(prepared, assembly)
-            assembled.append(assembly)
-            return assembly
-
-        prepared = prepare_turn(
-            brain, store, request, session=session, before_commit=check, code=code
-        )
-        return prepared, assembled[0]
-
-    return run
+) -> Preparation:
+    """The turn's preparation: what the pipeline prepares, assembles and checks to fit."""
+    return Preparation(
+        brain=brain,
+        request=request,
+        counter=counter,
+        tools=tools.for_role,
+        session=session,
+        code=code,
+    )
 
 
 def run_turn(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from keel.brain.knobs import context_chars, turn_knobs
+from keel.brain.knobs import turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.code.runner import CodeRunner
@@ -22,7 +22,6 @@ from keel.errors import Refused
 from keel.link.bindings import pin, tenant_of
 from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
-from keel.state.queries import Queries
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 from keel.turn.blocks import read_link_views, render_views
@@ -58,17 +57,16 @@ def open_context(
     if link.entity is None and noun is not None:
         # Its views are filtered by the key: opened without one, they would show nothing.
         raise Refused(f"'{link.context}' is keyed by {noun} — open it with entity: the {noun}")
-    role = brain.roles[result.role]
+    settings = turn_settings(brain, brain.roles[result.role])
     tx.keep(conversation, [k for k in result.keep if k.context == entry.context])
-    rows = turn_knobs(role, brain.manifest).rows
     tenant = tenant_of(brain, result.pins)
-    views = read_link_views(brain, link, tx.connection, rows, tenant)
+    views = read_link_views(brain, link, tx.connection, settings.knobs.rows, tenant)
     rendered = Rendered()
     if code is not None:
-        rendered = render(code, brain, role, (link,), Queries(tx.connection, tenant))
-    block = render_views(brain, role, link, views, rendered.answers.get(link.pair))
+        rendered = render(code, brain, settings, (link,), tx.connection, tenant)
+    block = render_views(brain, settings, link, views, rendered.answers.get(link.pair))
     if block is None:
-        chars = context_chars(brain.contexts[link.context], role, brain.manifest)
+        chars = settings.chars[link.context]
         raise Refused(
             f"'{link.context}' cannot be read: its instructions alone are longer than its "
             f"size limit ({chars} characters)"

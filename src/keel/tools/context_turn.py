@@ -34,7 +34,7 @@ from keel.store.store import Store
 from keel.tokens import Estimator
 from keel.tools.context_open import STRING
 from keel.tools.registry import Tool, ToolContext
-from keel.turn.assembly import prepare_and_assemble
+from keel.turn.prepare import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
 
 NO_CONTEXT = "No feature context applies to this input; nothing to add."

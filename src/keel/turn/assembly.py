@@ -5,27 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from keel.assemble.assembler import AssemblyInputs, assemble
-from keel.assemble.fit import ensure_fits
-from keel.assemble.texts import (
-    catalog_text,
-    current_text,
-    identity_text,
-    render_input,
-    rules_text,
-    tenancy_text,
-    time_text,
-)
+from keel.assemble.texts import render_input, turn_texts
 from keel.assemble.values import Assembly, ToolSpec
-from keel.brain.knobs import SectionBudgets, model_limits
+from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
-from keel.code.runner import CodeRunner
 from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import Link, TurnRequest
-from keel.store.store import Store
 from keel.tokens import TokenCounter
-from keel.turn.prepare import prepare_turn
-from keel.turn.prepared import PreparedTurn, Session
+from keel.turn.prepared import PreparedTurn
 
 # The tools a role may see: the registry's filter (`keel.tools.Registry.for_role`).
 ToolsFor = Callable[[RoleSpec], tuple[ToolSpec, ...]]
@@ -49,21 +37,21 @@ def turn_inputs(
     `contexts` replaces the attached blocks with one text (a CLI session's delta).
     """
     role = brain.roles[prepared.role]
-    conversation = request.conversation
     blocks = [(context_section_id(a.link), a.block.text) for a in prepared.attached]
     stubs = [(context_section_id(s.link), s.text) for s in prepared.stubs]
     if contexts is not None:
         blocks = [("context.session", contexts)] if contexts else []
     carries = role.id in roles_carrying_contexts(brain)
+    texts = turn_texts(brain, request, prepared.pins, prepared.catalog, carries_contexts=carries)
     return AssemblyInputs(
-        current=current_text(brain, request),
-        time=time_text(request.now),
-        identity=identity_text(conversation.bot),
-        tenancy=tenancy_text(prepared.pins),
-        rules=rules_text(carries_contexts=carries),
+        current=texts.current,
+        time=texts.time,
+        identity=texts.identity,
+        tenancy=texts.tenancy,
+        rules=texts.rules,
         prompt=role.persona,
         skills=tuple(brain.skills[s].text for s in role.skills if s in brain.skills),
-        catalog=catalog_text(prepared.catalog),
+        catalog=texts.catalog,
         tools=tools(role),
         renders=tuple(render_input(r) for r in prepared.renders),
         history=prepared.history,
@@ -80,45 +68,15 @@ def assemble_turn(
     tools: ToolsFor,
     *,
     contexts: str | None = None,
+    settings: TurnSettings | None = None,
 ) -> Assembly:
-    """The turn's model input, within its budgets, with the fit verdict."""
-    role = brain.roles[prepared.role]
+    """The turn's model input, within its budgets, with the fit verdict; `settings` are
+    the role's (read from the brain when not given)."""
+    if settings is None:
+        settings = turn_settings(brain, brain.roles[prepared.role])
     return assemble(
         turn_inputs(brain, request, prepared, tools, contexts=contexts),
         counter=counter,
-        budgets=SectionBudgets.of(role, brain.manifest),
-        limits=model_limits(role, brain.manifest),
+        budgets=settings.budgets.__getitem__,
+        limits=settings.limits,
     )
-
-
-def prepare_and_assemble(
-    brain: Brain,
-    store: Store,
-    request: TurnRequest,
-    counter: TokenCounter,
-    tools: ToolsFor,
-    *,
-    session: Session | None = None,
-    dry_run: bool = False,
-    code: CodeRunner | None = None,
-) -> tuple[PreparedTurn, Assembly]:
-    """Prepare the turn and assemble its input in one transaction, journaled together.
-
-    A turn whose input does not fit raises `FitOverflow` before any model call, and
-    records nothing: the same request can be retried once a budget is changed. A `dry_run`
-    records nothing either way.
-    """
-    assembled: list[Assembly] = []
-
-    def check(prepared: PreparedTurn) -> Assembly:
-        assembly = assemble_turn(
-            brain, request, prepared, counter, tools, contexts=prepared.session_text
-        )
-        ensure_fits(assembly)
-        assembled.append(assembly)
-        return assembly
-
-    prepared = prepare_turn(
-        brain, store, request, session=session, before_commit=check, dry_run=dry_run, code=code
-    )
-    return prepared, assembled[0]

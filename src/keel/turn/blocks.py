@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 
 from keel.brain.constitution import Manifest
 from keel.brain.files import MANIFEST_PATH
-from keel.brain.knobs import context_chars, turn_knobs
+from keel.brain.knobs import TurnSettings, context_chars, turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
 from keel.budget.fit import Fitted, fit_turn
@@ -45,7 +45,7 @@ def read_link_views(
 
 def render_views(
     brain: Brain,
-    role: RoleSpec,
+    settings: TurnSettings,
     link: Link,
     views: Sequence[ViewRows],
     code: RenderAnswer | None = None,
@@ -59,10 +59,10 @@ def render_views(
         entity=link.entity,
         instructions=context.instructions,
         views=views,
-        chars=context_chars(context, role, brain.manifest),
+        chars=settings.chars[context.id],
         sections=sections,
         sections_missing=code is not None and code.failure is not None,
-        more_room=room_advice(context, role, brain.manifest) if sections else None,
+        more_room=room_advice(context, settings.role, brain.manifest) if sections else None,
     )
 
 
@@ -93,12 +93,13 @@ def render_link(
     tenant: Tenant | None = None,
 ) -> Block | None:
     """One linked context's block, its views read now, within its chars (None: too big)."""
-    return render_views(brain, role, link, read_link_views(brain, link, reader, rows, tenant))
+    views = read_link_views(brain, link, reader, rows, tenant)
+    return render_views(brain, turn_settings(brain, role), link, views)
 
 
 def fit_read(
     brain: Brain,
-    role: RoleSpec,
+    settings: TurnSettings,
     links: Sequence[Link],
     reader: Connection,
     tenant: Tenant | None = None,
@@ -109,15 +110,15 @@ def fit_read(
 
     A link stubbed before its turn came (past `maxActive`) reads no views, and has none.
     """
-    knobs = turn_knobs(role, brain.manifest)
+    knobs = settings.knobs
     read: dict[Pair, tuple[ViewRows, ...]] = {}
     rendered = code or {}
 
     def render(link: Link) -> Block | None:
         read[link.pair] = read_link_views(brain, link, reader, knobs.rows, tenant)
-        return render_views(brain, role, link, read[link.pair], rendered.get(link.pair))
+        return render_views(brain, settings, link, read[link.pair], rendered.get(link.pair))
 
-    fitted = fit_turn(links, render, knobs, can_open=role.can("context:read"))
+    fitted = fit_turn(links, render, knobs, can_open=settings.role.can("context:read"))
     return fitted, read
 
 
@@ -129,4 +130,4 @@ def fit_links(
     tenant: Tenant | None = None,
 ) -> Fitted:
     """Render the links that may attach and fit them into the turn's budgets."""
-    return fit_read(brain, role, links, reader, tenant)[0]
+    return fit_read(brain, turn_settings(brain, role), links, reader, tenant)[0]

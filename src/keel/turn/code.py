@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy import Connection
+
 from keel.assemble.texts import current_text
-from keel.brain.knobs import context_code_timeout_ms, turn_knobs
+from keel.brain.knobs import TurnSettings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, ReachEntry, RoleSpec
 from keel.code.runner import CodeRunner
@@ -32,8 +34,8 @@ from keel.code.values import (
     RunView,
     TurnView,
 )
-from keel.link.reach import find_run, run_reach
-from keel.link.values import Link, TurnRequest
+from keel.link.gather import Resolved
+from keel.link.values import Link, Tenant, TurnRequest
 from keel.log import shown
 from keel.state.queries import Queries
 from keel.store.journal_values import CodeAnswer
@@ -59,22 +61,25 @@ class Rendered:
     warnings: tuple[str, ...] = ()
 
 
-def ask(runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest) -> Asked:
+def ask(runner: CodeRunner, brain: Brain, resolved: Resolved, request: TurnRequest) -> Asked:
     """Run the bot's chat policy on each incoming message and every admitted `match`."""
-    view = _turn_view(brain, role, request)
-    calls = [
-        MatchCall(
-            context=context.id,
-            path=context.code_path,
-            keyed=context.keyed,
-            turn=view,
-            timeout_ms=context_code_timeout_ms(context, role, brain.manifest),
-        )
-        for context in _coded(brain, role)
-        if context.code_path is not None
-    ]
+    role, settings = resolved.role, resolved.settings
+    coded = [(c, c.code_path) for c in _coded(brain, role) if c.code_path is not None]
+    calls: list[MatchCall] = []
+    if coded:  # the view is built only for code that will see it
+        view = _turn_view(brain, resolved, request)
+        calls = [
+            MatchCall(
+                context=context.id,
+                path=path,
+                keyed=context.keyed,
+                turn=view,
+                timeout_ms=settings.code_timeout_ms[context.id],
+            )
+            for context, path in coded
+        ]
     matches = runner.match_all(calls) if calls else ()
-    policy, verdicts = _engage(runner, brain, role, request)
+    policy, verdicts = _engage(runner, brain, settings, request)
     attach = [ReachEntry(context=m.context, entity=m.entity) for m in matches if m.linked]
     attach += [entry for answer in verdicts for entry in answer.attach]
     warnings: list[str] = []
@@ -97,27 +102,29 @@ def ask(runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest) 
 def render(
     runner: CodeRunner,
     brain: Brain,
-    role: RoleSpec,
+    settings: TurnSettings,
     links: Sequence[Link],
-    queries: Queries | None = None,
+    reader: Connection | None = None,
+    tenant: Tenant | None = None,
 ) -> Rendered:
     """Every `render` of the contexts that may attach (the strongest `maxActive` links);
-    `queries` runs their `ctx.query` statements (on the turn's transaction, pinned to its
-    room's tenant)."""
-    may_attach = links[: turn_knobs(role, brain.manifest).max_active]
+    their `ctx.query` statements run on `reader` (the turn's transaction), pinned to the
+    room's `tenant`."""
+    may_attach = links[: settings.knobs.max_active]
     calls = [
         RenderCall(
             context=context.id,
             path=context.code_path,
             entity=link.entity,
             views=tuple(ref.view for ref in context.data),
-            timeout_ms=context_code_timeout_ms(context, role, brain.manifest),
+            timeout_ms=settings.code_timeout_ms[context.id],
         )
         for link in may_attach
         if (context := brain.contexts[link.context]).code_path is not None
     ]
     if not calls:
         return Rendered()
+    queries = Queries(reader, tenant) if reader is not None else None
     answers = runner.render_all(calls, reader=queries)
     warnings: list[str] = []
     for call, answer in zip(calls, answers, strict=True):
@@ -146,17 +153,15 @@ def journaled(asked: Asked) -> tuple[CodeAnswer, ...]:
     )
 
 
-def _turn_view(brain: Brain, role: RoleSpec, request: TurnRequest) -> TurnView:
+def _turn_view(brain: Brain, resolved: Resolved, request: TurnRequest) -> TurnView:
     conversation = request.conversation
     run = None
-    if request.run is not None:
-        entity = find_run(brain, request.run)
-        reach = run_reach(brain, entity, override=request.reach, key=request.entity)
-        run = RunView(feature=entity.feature, reach=reach)
+    if resolved.run is not None:
+        run = RunView(feature=resolved.run.feature, reach=resolved.reach)
     surface = "run" if request.run is not None else "dm" if request.dm else "chat"
     return TurnView(
         input=current_text(brain, request),
-        role=role.id,
+        role=resolved.role.id,
         surface=surface,
         subject_id=conversation.thread or conversation.chat,
         run=run,
@@ -171,7 +176,7 @@ def _coded(brain: Brain, role: RoleSpec) -> Iterator[ContextSpec]:
 
 
 def _engage(
-    runner: CodeRunner, brain: Brain, role: RoleSpec, request: TurnRequest
+    runner: CodeRunner, brain: Brain, settings: TurnSettings, request: TurnRequest
 ) -> tuple[str, tuple[EngageAnswer, ...]]:
     """The bot's chat policy file, and its verdict on each message (none without one)."""
     conversation = request.conversation
@@ -179,7 +184,7 @@ def _engage(
     texts = request.messages or ((request.input,) if request.input else ())
     if path is None or not texts:
         return "", ()
-    timeout = turn_knobs(role, brain.manifest).code_timeout_ms
+    timeout = settings.knobs.code_timeout_ms
     keyed = _Keyed(brain)
     calls = [
         EngageCall(

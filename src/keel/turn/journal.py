@@ -15,14 +15,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from keel.assemble.values import Assembly
-from keel.brain.knobs import context_chars, turn_knobs
+from keel.brain.knobs import TurnSettings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.values import RenderAnswer
-from keel.link.catalog import catalog
-from keel.link.reach import find_run, run_reach
 from keel.link.values import LinkResult, Stored, TurnRequest
 from keel.store.journal_values import (
     Candidate,
@@ -53,15 +51,18 @@ def journal_of(
     fitted: Fitted,
     read: ViewsRead,
     *,
+    settings: TurnSettings,
+    reach: tuple[ReachEntry, ...] = (),
+    catalog: tuple[tuple[str, str], ...] = (),
     renders: tuple[ViewRows, ...] = (),
     session: str | None = None,
     assembly: Assembly | None = None,
     code: tuple[CodeAnswer, ...] = (),
     rendered: Mapping[tuple[str, str | None], RenderAnswer] | None = None,
 ) -> TurnJournal:
-    """What the journal keeps of one prepared turn (its id is given when it is written)."""
+    """What the journal keeps of one prepared turn (its id is given when it is written):
+    `reach` is the run's as linking resolved it, `catalog` the turn's."""
     sections = rendered or {}
-    role = brain.roles[result.role]
     candidates = []
     for link in result.links:
         context = brain.contexts[link.context]
@@ -69,7 +70,7 @@ def journal_of(
         candidates.append(
             Candidate(
                 link=link,
-                chars=context_chars(context, role, brain.manifest),
+                chars=settings.chars[context.id],
                 instructions_chars=len(context.instructions),
                 instructions_sha=digest(context.instructions),
                 views=read.get(link.pair),
@@ -86,9 +87,9 @@ def journal_of(
         decisions=decisions_of(result.links, fitted),
         refused=result.refused,
         pins=dict(result.pins),
-        reach=_reach(brain, request),
-        knobs=turn_knobs(role, brain.manifest),
-        catalog=tuple(ident for ident, _ in catalog(brain, role)),
+        reach=reach,
+        knobs=settings.knobs,
+        catalog=tuple(ident for ident, _ in catalog),
         log=result.log,
         code=code,
         session=session,
@@ -115,11 +116,3 @@ def _sections(assembly: Assembly) -> tuple[SectionSize, ...]:
         )
         for s in assembly.sections
     )
-
-
-def _reach(brain: Brain, request: TurnRequest) -> tuple[ReachEntry, ...]:
-    """The run's reach as linking resolved it (it already passed every check there)."""
-    if request.run is None:
-        return ()
-    entity = find_run(brain, request.run)
-    return run_reach(brain, entity, override=request.reach, key=request.entity)

@@ -1,46 +1,54 @@
-"""Preparing one turn: link, read views, render, fit, and record — before any model call.
+"""The turn pipeline: one function runs a turn's stages in order, in one transaction.
 
-This is the edge where the pure stages meet the database. Everything the turn writes (its
-number, its input, the links it keeps, its ledger rows, its journal row, a CLI session's
-state) goes in one transaction, so a turn refused half way leaves nothing behind; its views
-are read in that same transaction. The steps, in order:
+This is the edge where the pure stages meet the database. Brain code is asked first
+(`consult`: the chat policy and every admitted `match`), outside any transaction, so a
+hung call holds no lock. Then `prepare_in` runs the stages, in order, in the caller's
+transaction:
 
-1. count the turn and read what the stores hold for this conversation (origins of the
-   messages it replies to, bindings, kept links);
+1. read stored state: count the turn, read the origins of the messages it replies to,
+   the bindings and the kept links;
 2. link it (`keel.link`), and log what was refused;
-3. render and fit the linked contexts (`keel.turn.blocks`), and read the role's own state;
-4. read the conversation's history, then record this turn's input;
-5. for a CLI agent's session, work out what it has not been sent yet;
-6. keep the inferred links, expire old ones, and write the ledger;
-7. let the caller assemble the turn (`before_commit`), then journal it: what it decided,
-   the sections' sizes and the fit, and the view rows a later re-fit needs.
+3. fit: render the linked contexts within their budgets (`keel.turn.blocks`, with their
+   code's `render`), and read the role's own state views;
+4. read the conversation's history, then record this turn's input; for a CLI agent's
+   session, work out what it has not been sent yet;
+5. assemble the model input (`keel.turn.assembly`) and check that it fits — a turn that
+   does not raises `FitOverflow`, and so records nothing;
+6. record: keep the inferred links, expire old ones, write the ledger and journal the
+   turn (what it decided, the sections' sizes and the fit, the view rows a re-fit needs).
 
-A dry run does all of it, then rolls the transaction back: the counter, history, kept
-links, ledger, journal and session state are as they were.
+`prepare` wraps them in a transaction of its own; a run writes its step's row in the
+same transaction (`keel.runs.agent`). Everything a turn writes goes in that one
+transaction, so a turn refused half way leaves nothing behind. A dry run does all of it,
+then rolls the transaction back. Without a token counter (`prepare_turn`), step 5 is
+skipped: the turn is prepared and journaled without sections or fit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from sqlalchemy import Connection
+
+from keel.assemble.fit import ensure_fits
 from keel.assemble.values import Assembly, Message
-from keel.brain.knobs import turn_knobs
+from keel.brain.knobs import TurnSettings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec, ViewRef
-from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.runner import CodeRunner
+from keel.errors import UsageError
 from keel.link.bindings import tenant_of
 from keel.link.catalog import catalog
-from keel.link.gather import link_turn, resolve_role
+from keel.link.gather import Resolved, link_turn, resolve_turn
 from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
-from keel.state.queries import Queries
 from keel.state.views import late_warnings, read_view
 from keel.store import Tx
 from keel.store.store import Store
+from keel.tokens import TokenCounter
+from keel.turn.assembly import ToolsFor, assemble_turn
 from keel.turn.blocks import ViewsRead, fit_read
 from keel.turn.code import Asked, Rendered, ask, journaled, render
 from keel.turn.journal import journal_of
@@ -52,85 +60,108 @@ LOG = logger("turn")
 HISTORY_READ = 200
 
 
+def no_tools(_role: RoleSpec) -> tuple[()]:
+    """A turn assembled with no tools."""
+    return ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Preparation:
+    """What a turn is prepared from: the brain snapshot, the request, and the means.
+
+    Without a `counter` the turn is not assembled (its journal has no sections or fit).
+    """
+
+    brain: Brain
+    request: TurnRequest
+    counter: TokenCounter | None = None
+    tools: ToolsFor = no_tools
+    session: Session | None = None
+    code: CodeRunner | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Consulted:
+    """A preparation resolved and asked: the turn's role, settings and run, resolved once
+    for every stage, and the request with brain code's attach."""
+
+    preparation: Preparation
+    resolved: Resolved
+    request: TurnRequest
+    asked: Asked
+
+
 class _DryRun(Exception):
     """Leaves a dry run's transaction, so the store rolls it back."""
 
-    def __init__(self, prepared: PreparedTurn) -> None:
+    def __init__(self, done: tuple[PreparedTurn, Assembly | None]) -> None:
         super().__init__("dry run")
-        self.prepared = prepared
+        self.done = done
 
 
-def prepare_turn(
-    brain: Brain,
-    store: Store,
-    request: TurnRequest,
-    *,
-    session: Session | None = None,
-    before_commit: Callable[[PreparedTurn], Assembly | None] | None = None,
-    dry_run: bool = False,
-    code: CodeRunner | None = None,
-) -> PreparedTurn:
-    """Prepare and record one turn; raises `LinkError` (recording nothing) when it cannot.
+def prepare(
+    store: Store, preparation: Preparation, *, dry_run: bool = False
+) -> tuple[PreparedTurn, Assembly | None]:
+    """Prepare, assemble (with a counter) and record one turn in a transaction of its own.
 
-    A `session` matters for a role with `agent: cli` only: its turn sends just what the
-    session has not seen (see `keel.payload.sessions`). `before_commit` sees the prepared
-    turn inside its transaction; whatever it raises undoes everything the turn wrote, and
-    the assembly it returns (if any) is journaled with the turn: its sections and its fit.
-    A `dry_run` prepares the same way and records nothing (nor logs its refusals); its
-    turn has no id. With a `code` runner, brain code takes part: the chat policy and every
-    admitted `match` before linking (outside the transaction: a hung call holds no lock),
-    the attached contexts' `render` before fitting.
+    Raises `LinkError` or `FitOverflow` recording nothing. A `dry_run` prepares the same
+    way and records nothing (nor logs its refusals); its turn has no id.
     """
-    asked = Asked()
-    if code is not None:
-        asked = ask(code, brain, resolve_role(brain, request), request)
-        request = replace(request, attach=(*request.attach, *asked.attach))
+    consulted = consult(preparation)
     try:
         with store.transaction() as tx:
-            prepared = _prepare(
-                brain, tx, request, session, before_commit, dry_run=dry_run, code=code, asked=asked
-            )
+            done = prepare_in(tx, consulted, dry_run=dry_run)
             if dry_run:
-                raise _DryRun(prepared)
-    except _DryRun as done:
-        return done.prepared
-    return prepared
+                raise _DryRun(done)
+    except _DryRun as dry:
+        return dry.done
+    return done
 
 
-def _prepare(
-    brain: Brain,
-    tx: Tx,
-    request: TurnRequest,
-    session: Session | None,
-    before_commit: Callable[[PreparedTurn], Assembly | None] | None,
-    *,
-    dry_run: bool,
-    code: CodeRunner | None,
-    asked: Asked,
-) -> PreparedTurn:
+def consult(preparation: Preparation) -> Consulted:
+    """What every stage reads, resolved once — the role, its settings, the run and its
+    reach — and brain code's say before linking: the chat policy and every `match`."""
+    brain, request, code = preparation.brain, preparation.request, preparation.code
+    resolved = resolve_turn(brain, request)
+    asked = Asked()
+    if code is not None:
+        asked = ask(code, brain, resolved, request)
+        if asked.attach:
+            request = replace(request, attach=(*request.attach, *asked.attach))
+    return Consulted(preparation=preparation, resolved=resolved, request=request, asked=asked)
+
+
+def prepare_in(
+    tx: Tx, consulted: Consulted, *, dry_run: bool = False
+) -> tuple[PreparedTurn, Assembly | None]:
+    """The turn's stages, in order, in `tx` (see the module docstring)."""
+    given, request, asked = consulted.preparation, consulted.request, consulted.asked
+    brain, session, code = given.brain, given.session, given.code
+    resolved = consulted.resolved
+    role, settings = resolved.role, resolved.settings
     conversation = request.conversation
-    stored = _stored(tx, request)
-    result = link_turn(brain, request, stored)
+    in_session = session if session is not None and role.agent == "cli" else None
+    # 1. read stored state
+    stored = read_stored(tx, request)
+    history, older = read_history(tx, conversation, stored.turn)
+    sent = tx.session_state(in_session.id) if in_session is not None else None
+    reader = tx.connection
+    # 2. link
+    result = link_turn(brain, request, stored, resolved)
     if not dry_run:
         _log_link(conversation, stored.turn, result)
-    role = brain.roles[result.role]
     tenant = tenant_of(brain, result.pins)
+    # 3. fit
     rendered = Rendered()
     if code is not None:
-        rendered = render(code, brain, role, result.links, Queries(tx.connection, tenant))
-    fitted, read = fit_read(brain, role, result.links, tx.connection, tenant, rendered.answers)
-    renders = _renders(brain, role, tx, tenant)
-    history, older = read_history(tx, conversation, stored.turn)
-    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
-    # something a person said in the chat: later turns there must not read it as history.
-    if request.input and request.run is None:
-        tx.record_message(
-            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+        rendered = render(code, brain, settings, result.links, reader, tenant)
+    fitted, read = fit_read(brain, settings, result.links, reader, tenant, rendered.answers)
+    renders = _renders(brain, settings, reader, tenant)
+    session_text, session_state = None, None
+    if in_session is not None and sent is not None:
+        session_text, session_state = session_delta(
+            sent, fitted.attached, compacted=in_session.compacted
         )
-    session_text = _session_text(tx, role, fitted, session)
-    tx.keep(conversation, result.keep)
-    tx.expire(conversation, stored.turn)
-    tx.record_ledger(ledger_entries(request, stored.turn, result.role, fitted))
     prepared = PreparedTurn(
         turn=stored.turn,
         role=result.role,
@@ -144,7 +175,7 @@ def _prepare(
             *asked.warnings,
             *rendered.warnings,
             *_withheld(tenant),
-            *_late(brain, read, renders),
+            *_late(settings, read, renders),
         ),
         engage=asked.engage,
         renders=renders,
@@ -153,7 +184,21 @@ def _prepare(
         session_text=session_text,
         dry_run=dry_run,
     )
-    assembly = before_commit(prepared) if before_commit is not None else None
+    # 4. assemble, and check the fit
+    assembly = None
+    if given.counter is not None:
+        assembly = assemble_turn(
+            brain,
+            request,
+            prepared,
+            given.counter,
+            given.tools,
+            contexts=session_text,
+            settings=settings,
+        )
+        ensure_fits(assembly)
+    # 5. record: the input, a session's state, kept links, the ledger and the journal
+    entries = ledger_entries(request, stored.turn, result.role, fitted)
     journal = journal_of(
         brain,
         request,
@@ -161,16 +206,80 @@ def _prepare(
         result,
         fitted,
         read,
+        settings=settings,
+        reach=resolved.reach,
+        catalog=prepared.catalog,
         renders=renders,
-        session=session.id if session is not None and role.agent == "cli" else None,
+        session=in_session.id if in_session is not None else None,
         assembly=assembly,
         code=journaled(asked),
         rendered=rendered.answers,
     )
+    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
+    # something a person said in the chat: later turns there must not read it as history.
+    if request.input and request.run is None:
+        tx.record_message(
+            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+        )
+    if in_session is not None and session_state is not None:
+        tx.save_session(in_session.id, session_state)
+    tx.keep(conversation, result.keep)
+    tx.expire(conversation, stored.turn)
+    tx.record_ledger(entries)
     ident = tx.record_journal(journal)
     if dry_run:
-        return replace(prepared, journal=journal)
-    return replace(prepared, id=ident, journal=replace(journal, id=ident))
+        return replace(prepared, journal=journal), assembly
+    return replace(prepared, id=ident, journal=replace(journal, id=ident)), assembly
+
+
+def assembled(done: tuple[PreparedTurn, Assembly | None]) -> tuple[PreparedTurn, Assembly]:
+    """A turn prepared with a counter, and so assembled."""
+    prepared, assembly = done
+    if assembly is None:
+        raise UsageError("this turn was prepared without a token counter — give one")
+    return prepared, assembly
+
+
+def prepare_turn(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    *,
+    session: Session | None = None,
+    dry_run: bool = False,
+    code: CodeRunner | None = None,
+) -> PreparedTurn:
+    """Prepare and record one turn without assembling it (its journal has no sections).
+
+    Raises `LinkError` (recording nothing) when it cannot. A `session` matters for a role
+    with `agent: cli` only: its turn sends just what the session has not seen (see
+    `keel.payload.sessions`). With a `code` runner, brain code takes part.
+    """
+    given = Preparation(brain=brain, request=request, session=session, code=code)
+    return prepare(store, given, dry_run=dry_run)[0]
+
+
+def prepare_and_assemble(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    counter: TokenCounter,
+    tools: ToolsFor,
+    *,
+    session: Session | None = None,
+    dry_run: bool = False,
+    code: CodeRunner | None = None,
+) -> tuple[PreparedTurn, Assembly]:
+    """Prepare the turn and assemble its input in one transaction, journaled together.
+
+    A turn whose input does not fit raises `FitOverflow` before any model call, and
+    records nothing: the same request can be retried once a budget is changed. A `dry_run`
+    records nothing either way.
+    """
+    given = Preparation(
+        brain=brain, request=request, counter=counter, tools=tools, session=session, code=code
+    )
+    return assembled(prepare(store, given, dry_run=dry_run))
 
 
 def _withheld(tenant: Tenant | None) -> tuple[str, ...]:
@@ -184,7 +293,7 @@ def _withheld(tenant: Tenant | None) -> tuple[str, ...]:
 # Reading the stores
 
 
-def _stored(tx: Tx, request: TurnRequest) -> Stored:
+def read_stored(tx: Tx, request: TurnRequest) -> Stored:
     """Count the turn, and read what the stores hold that bears on it."""
     conversation = request.conversation
     origins = (
@@ -200,29 +309,31 @@ def _stored(tx: Tx, request: TurnRequest) -> Stored:
     )
 
 
-def _renders(brain: Brain, role: RoleSpec, tx: Tx, tenant: Tenant | None) -> tuple[ViewRows, ...]:
+def _renders(
+    brain: Brain, settings: TurnSettings, reader: Connection, tenant: Tenant | None
+) -> tuple[ViewRows, ...]:
     """The role's own state views, those no context claims (a claimed view travels with it),
     filtered to the room's tenant like every other view read in the room."""
-    rows = turn_knobs(role, brain.manifest).rows
-    timeout_ms = brain.manifest.state_read_timeout_ms
     return tuple(
         read_view(
-            tx.connection,
+            reader,
             ViewRef(view=view),
             None,
-            limit=rows,
-            timeout_ms=timeout_ms,
+            limit=settings.knobs.rows,
+            timeout_ms=settings.read_timeout_ms,
             tenant=tenant,
         )
-        for view in role.state
+        for view in settings.role.state
         if view not in brain.claimed_views
     )
 
 
-def _late(brain: Brain, read: ViewsRead, renders: tuple[ViewRows, ...]) -> tuple[str, ...]:
+def _late(
+    settings: TurnSettings, read: ViewsRead, renders: tuple[ViewRows, ...]
+) -> tuple[str, ...]:
     """A warning for each view the turn read that ran out of time, and so is a stub."""
     views = (*(rows for link_views in read.values() for rows in link_views), *renders)
-    return late_warnings(views, brain.manifest.state_read_timeout_ms)
+    return late_warnings(views, settings.read_timeout_ms)
 
 
 def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
@@ -231,17 +342,6 @@ def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[M
     if len(history) < HISTORY_READ:
         return history, 0
     return history, tx.history_count(conversation, before_turn=turn) - len(history)
-
-
-def _session_text(tx: Tx, role: RoleSpec, fitted: Fitted, session: Session | None) -> str | None:
-    """For a CLI agent's session: the contexts' delta, with the session's state saved."""
-    if session is None or role.agent != "cli":
-        return None
-    text, state = session_delta(
-        tx.session_state(session.id), fitted.attached, compacted=session.compacted
-    )
-    tx.save_session(session.id, state)
-    return text
 
 
 def _log_link(conversation: Conversation, turn: int, result: LinkResult) -> None:
