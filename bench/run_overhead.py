@@ -60,12 +60,12 @@ from sqlalchemy.engine import make_url
 
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, RunRef, TurnRequest
-from keel.runs.app import Runtime, launch, system_database
+from keel.runs.app import Runtime, system_database
 from keel.runs.commits import brain_commit
 from keel.runs.plan import plan_run
 from keel.runs.records import run_record
-from keel.runs.service import order_for, start, wait
-from keel.runs.workflows import run_workflow
+from keel.runs.service import launch, order_for, start, wait
+from keel.runs.workflows import register
 from keel.runtime.engine import Engine
 
 REFERENCE = Path(__file__).resolve().parent.parent / "examples" / "brain"
@@ -192,7 +192,7 @@ def timed(engine: Engine, runtime: Runtime, args: argparse.Namespace) -> dict[st
     def run_here() -> str:
         order = order_for(brain, ref, conversation=place(), model="none")
         with SetWorkflowID(order.id):
-            outcome = run_workflow(order.to_json())
+            outcome = register().run(order.to_json())
         if outcome["status"] != "done":
             raise SystemExit(f"a run of {ref.key} did not finish: {outcome['error']}")
         return order.id

@@ -86,3 +86,60 @@ def test_the_pure_core_imports_no_database_layer() -> None:
         if name.startswith(heavy)
     ]
     assert wrong == []
+
+
+def module_imports(package: str) -> dict[str, set[str]]:
+    """Module → the modules of the same package it imports (at any depth in the file, as
+    above; type-only imports do not count)."""
+    found: dict[str, set[str]] = {}
+    for (owner, file), names in imports().items():
+        if owner != package:
+            continue
+        module = "keel." + file.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        found[module] = {n for n in names if n.startswith(f"keel.{package}.")}
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of `graph`: each strongly connected set of more than one module
+    (or a module importing itself), sorted (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_cycles_finds_a_cycle_and_only_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_modules_of_runs_import_each_other_one_way() -> None:
+    # The workflows register by an explicit call (keel.runs.workflows.register), not by
+    # being imported from the module that launches DBOS.
+    assert cycles(module_imports("runs")) == []

@@ -151,13 +151,14 @@ def wait(context: RunContext, card: CardRow) -> Verdict:
     Only the card's row decides: a wait that ends while the card is still pending and its
     deadline has not passed (a wake meant for someone else, a wait cut short) waits again
     for the rest of the time instead of timing out. Each look is a step of its own, so a
-    replay takes the same number of waits.
+    replay takes the same number of waits. A process that closes wakes its waits, and
+    they leave (`keel.runs.app.Left`) instead of waiting again.
     """
     from dbos import DBOS
 
     while True:
         left = max((card.timeout_at - now()).total_seconds(), 0.0)
-        with context.runtime.parked(context.run_id):
+        with context.runtime.parked(context.run_id, card.id):
             woken = DBOS.recv(topic=card.id, timeout_seconds=left)
         status = _decision(context, card, woken=woken is not None)
         if status != "pending":

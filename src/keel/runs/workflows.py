@@ -19,12 +19,15 @@ add, at the cost of two more commits per run.
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
 
-Importing this module registers the workflows with DBOS (by name, so the journal matches
-whatever module layout a later Keel has).
+`register` hands both to DBOS, once per process, before DBOS launches (the runs facade,
+`keel.runs.service.launch`, calls it): by name, so the journal matches whatever module
+layout a later Keel has. Importing this module registers nothing.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -44,16 +47,40 @@ from keel.store import Tx
 from keel.store.run_values import RunRow, RunStatus
 
 LOG = logger("runs")
+RUN = "keel.run"
 HEARTBEAT = "keel.heartbeat"
 
 
-@DBOS.workflow(name="keel.run")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workflows:
+    """The workflows as DBOS registered them: what to start, what to schedule."""
+
+    run: Callable[[dict[str, Any]], dict[str, Any]]
+    heartbeat: Callable[[datetime, Any], None]
+
+
+_registering = threading.Lock()
+_registered: Workflows | None = None
+
+
+def register() -> Workflows:
+    """Register the workflows with DBOS (once per process: DBOS's registry outlives
+    `DBOS.destroy`); what it registered."""
+    global _registered
+    with _registering:
+        if _registered is None:
+            _registered = Workflows(
+                run=DBOS.workflow(name=RUN)(run_workflow),
+                heartbeat=DBOS.workflow(name=HEARTBEAT)(heartbeat_workflow),
+            )
+        return _registered
+
+
 def run_workflow(order: dict[str, Any]) -> dict[str, Any]:
     """Run one run to its end (or until it waits for a person)."""
     return execute(RunOrder.from_json(order))
 
 
-@DBOS.workflow(name=HEARTBEAT)
 def heartbeat_workflow(scheduled_at: datetime, context: Any) -> None:
     """One tick of a heartbeat's schedule: a run of it, with the tick's workflow id."""
     order = RunOrder(
