@@ -100,37 +100,28 @@ def module_imports(package: str) -> dict[str, set[str]]:
     return found
 
 
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The import cycles of `graph`: each strongly connected set of more than one module
-    (or a module importing itself), sorted (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in sorted(graph.get(node, ())):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1 or node in graph.get(node, ()):
-                found.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return sorted(found)
+    """The import cycles of `graph`: each set of modules that reach one another (or a
+    module that imports itself), sorted."""
+    reach = {node: reachable(graph, node) for node in graph}
+    groups = {
+        tuple(sorted(other for other in graph if other in reach[node] and node in reach[other]))
+        for node in graph
+        if node in reach[node]
+    }
+    return sorted(list(group) for group in groups)
 
 
 def test_cycles_finds_a_cycle_and_only_a_cycle() -> None:
