@@ -64,6 +64,8 @@ STALE_S = 30.0
 POLL_S = 0.1
 # How long `close` waits for the runs working here to leave (a run mid-step finishes it).
 LEAVE_S = 10.0
+# The key of the message that wakes a parked run to leave.
+LEAVE = "leave"
 
 _lock = threading.Lock()
 _current: Runtime | None = None
@@ -304,7 +306,7 @@ class Runtime:
             parked = dict(self._parked)
         for run_id, topic in parked.items():
             try:
-                DBOS.send(run_id, {"leave": self.executor}, topic=topic)
+                DBOS.send(run_id, {LEAVE: self.executor}, topic=topic)
             # A wake that cannot be sent leaves its run waiting where it is: the process
             # ends without it, and the run's thread with the process. Logged whole.
             except Exception:
