@@ -13,8 +13,10 @@ Each step writes its own row in Keel's tables in the transaction of its effect
 (`keel.runs.journal`), and a replay takes a finished step's result from that row. The
 steps of the work are DBOS steps as well (journaled by DBOS too). `start` and `finish` are
 Keel's alone, as DBOS's own transactions keep their checkpoint in the application's
-database: each looks for its row before it does anything, which is all a DBOS step would
-add, at the cost of two more commits per run.
+database: each looks for its row in the transaction that writes it, which is all a DBOS
+step would add, at the cost of two more commits per run. Only a hook's `start` looks
+before it plans, since its plan runs the hook's gate; any other plan only reads the brain,
+and a replay that plans again keeps the plan its row holds.
 
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
@@ -40,7 +42,7 @@ from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, nothing, now, once, recorded
+from keel.runs.journal import Done, first, nothing, now, once, recorded
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -177,15 +179,27 @@ def start(context: RunContext) -> RunPlan | Failure:
         )
 
     store = runtime.engine.store
-    found = recorded(store, order.id, seq)
-    if found is not None and found.status == "done":
-        data = found.output  # a replay: the run started in an earlier execution
-    else:
+    gated = order.kind == "hook"
+    if gated:
+        # A hook's plan runs its gate (brain code), which a replay must not run again:
+        # look for the step's row first.
+        found = recorded(store, order.id, seq)
+        if found is not None and found.status == "done":
+            return _planned(found.output)  # a replay: the run started before
         context.fresh = found is None
-        try:
-            data = once(store, order.id, seq, "start", compute, write, fresh=True)
-        except StoreError as exc:
-            data = unrecorded(context, seq, exc)
+    # Any other plan reads the brain only: a replay computes it again and throws it away
+    # when the step's row holds the one that stands, which saves a look on every run.
+    try:
+        data, wrote = first(store, order.id, seq, "start", compute, write)
+    except StoreError as exc:
+        data, wrote = unrecorded(context, seq, exc), False
+    if not gated:
+        context.fresh = wrote
+    return _planned(data)
+
+
+def _planned(data: dict[str, Any]) -> RunPlan | Failure:
+    """What step `start` left: the plan, or why the run could not start."""
     if "plan" not in data:
         return Failure(error=data["failed"], refused=data.get("refused", False))
     return RunPlan.from_json(data["plan"])
