@@ -330,7 +330,7 @@ def current() -> Runtime:
     runtime = _current
     if runtime is None:
         raise UsageError(
-            "no runs runtime is launched in this process — launch one with keel.runs.app.launch"
+            "no runs runtime is launched in this process — launch one with keel.runs.service.launch"
         )
     return runtime
 
