@@ -30,8 +30,10 @@ history grows:
 `--git` makes the copy a git repository with one commit, so runs are pinned to a commit
 (a brain is usually kept in git); without it the pin is the content hash. `--db` runs on
 PostgreSQL instead (a fresh schema of that database, and DBOS's schema beside it, both
-dropped afterwards). The issue's target: a run adds under 5 ms to its turn at the median
-on SQLite. Every number is a median.
+dropped afterwards). Every number is a median. The target: what Keel adds above its turn
+and a one-step DBOS workflow (`keel_above_dbos_ms`: the median of each round's `run -
+prepare - dbos 1`) is at most 1.5 ms on SQLite. `keel_above_dbos_cpu_ms` is the same in
+the thread's CPU time, which a machine busy with other work leaves nearly alone.
 """
 
 from __future__ import annotations
@@ -55,21 +57,21 @@ from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import make_url
 
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, RunRef, TurnRequest
-from keel.runs.app import Runtime, launch, system_database
+from keel.runs.app import Runtime, system_database
 from keel.runs.commits import brain_commit
 from keel.runs.plan import plan_run
 from keel.runs.records import run_record
-from keel.runs.service import order_for, start, wait
-from keel.runs.workflows import run_workflow
+from keel.runs.service import launch, order_for, start, wait
+from keel.runs.workflows import register
 from keel.runtime.engine import Engine
 
 REFERENCE = Path(__file__).resolve().parent.parent / "examples" / "brain"
-TARGET_MS = 5.0
+TARGET_MS = 1.5  # Keel above its turn and a one-step DBOS workflow, at the median
 DBOS_STEPS = 1  # prepare: the DBOS steps of a run with `--model none`
 SERIES = (
     "prepare",
@@ -192,7 +194,7 @@ def timed(engine: Engine, runtime: Runtime, args: argparse.Namespace) -> dict[st
     def run_here() -> str:
         order = order_for(brain, ref, conversation=place(), model="none")
         with SetWorkflowID(order.id):
-            outcome = run_workflow(order.to_json())
+            outcome = register().run(order.to_json())
         if outcome["status"] != "done":
             raise SystemExit(f"a run of {ref.key} did not finish: {outcome['error']}")
         return order.id
@@ -225,18 +227,53 @@ def timed(engine: Engine, runtime: Runtime, args: argparse.Namespace) -> dict[st
         for action in series.values():
             action()
     same_turn(engine, prepare(), run_here())
+    statements = {name: counted(engine, series[name]) for name in ("prepare", "run")}
     times: dict[str, list[float]] = {name: [] for name in series}
+    cpu: dict[str, list[float]] = {name: [] for name in series}
     gc.collect()
     gc.freeze()
     try:
         for _ in range(args.runs):
             for name, action in series.items():
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.thread_time()
                 action()
+                cpu[name].append(time.thread_time() - used)
                 times[name].append(time.perf_counter() - started)
     finally:
         gc.unfreeze()
-    return report(engine, runtime, args, times, ref, reach_text=[e.context for e in reach])
+    found = report(engine, runtime, args, times, ref, reach_text=[e.context for e in reach])
+    found["keel_above_dbos_cpu_ms"] = paired(cpu, "run", "prepare", "dbos 1")
+    # What a loaded machine cannot blur: the statements Keel's database runs for the run
+    # beyond those of its turn (transaction control included).
+    found["statements"] = statements
+    found["keel_statements_above_turn"] = statements["run"] - statements["prepare"]
+    found["cpu_ms"] = {name: statistics.median(values) * 1e3 for name, values in cpu.items()}
+    return found
+
+
+def counted(engine: Engine, action: Callable[[], Any]) -> int:
+    """How many statements `action` runs on Keel's database (BEGIN and COMMIT included)."""
+    seen = [0]
+
+    def count(*_: Any) -> None:
+        seen[0] += 1
+
+    db = engine.store.engine
+    event.listen(db, "before_cursor_execute", count)
+    event.listen(db, "commit", count)
+    try:
+        action()
+    finally:
+        event.remove(db, "before_cursor_execute", count)
+        event.remove(db, "commit", count)
+    return seen[0]
+
+
+def paired(times: dict[str, list[float]], a: str, *less: str) -> float:
+    """The median of each round's `a` less the others, in ms: drift between rounds
+    cancels."""
+    left = [x - sum(times[b][i] for b in less) for i, x in enumerate(times[a])]
+    return statistics.median(left) * 1e3
 
 
 def same_turn(engine: Engine, baseline: Any, run_id: str) -> None:
@@ -263,13 +300,7 @@ def report(
     reach_text: list[str],
 ) -> dict[str, Any]:
     med = {name: statistics.median(values) * 1e3 for name, values in times.items()}
-
-    def paired(a: str, *less: str) -> float:
-        """The median of each round's `a` less the others: drift between rounds cancels."""
-        left = [x - sum(times[b][i] for b in less) for i, x in enumerate(times[a])]
-        return statistics.median(left) * 1e3
-
-    added = paired("run", "prepare")
+    added = paired(times, "run", "prepare")
     per_step = (med["dbos N"] - med["dbos 0"]) / args.steps
     pin = brain_commit(engine.source.root)
     return {
@@ -286,12 +317,12 @@ def report(
         "median_ms": med,
         "p90_ms": {n: statistics.quantiles(v, n=10)[-1] * 1e3 for n, v in times.items()},
         "added_ms": added,
-        "added_over_dbos_ms": paired("run", "prepare", "dbos 1"),
-        "wait_added_ms": paired("run+wait", "prepare"),
+        "keel_above_dbos_ms": paired(times, "run", "prepare", "dbos 1"),
+        "wait_added_ms": paired(times, "run+wait", "prepare"),
         "dbos_workflow_ms": med["dbos 0"],
         "dbos_step_ms": per_step,
         "target_ms": TARGET_MS,
-        "met": added < TARGET_MS,
+        "met": paired(times, "run", "prepare", "dbos 1") <= TARGET_MS,
     }
 
 
@@ -309,14 +340,16 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"a run adds {report['added_ms']:.2f} ms to its turn (median of run - prepare)",
-        f"  target under {report['target_ms']:.0f} ms: {verdict}",
         f"DBOS alone: {report['dbos_workflow_ms']:.2f} ms a workflow, "
         f"{report['dbos_step_ms']:.2f} ms a step ({report['steps']} steps)",
         f"  a workflow of the run's {DBOS_STEPS} DBOS step: {med['dbos 1']:.2f} ms",
-        f"Keel above that workflow: {report['added_over_dbos_ms']:.2f} ms "
-        f"(its plan alone {med['plan']:.2f}, the pin {med['pin']:.2f}, "
-        f"{med['pin cold']:.2f} cold)",
+        f"Keel above that workflow: {report['keel_above_dbos_ms']:.2f} ms, target at most "
+        f"{report['target_ms']:.1f}: {verdict} (CPU time: "
+        f"{report.get('keel_above_dbos_cpu_ms', float('nan')):.2f} ms)",
+        f"  its plan alone {med['plan']:.2f}, the pin {med['pin']:.2f}, {med['pin cold']:.2f} cold",
         f"as keel run waits for it: {report['wait_added_ms']:.2f} ms over the turn",
+        f"statements on Keel's database: the turn {report['statements']['prepare']}, the run "
+        f"{report['statements']['run']} ({report['keel_statements_above_turn']} above the turn)",
     ]
     return "\n".join(lines)
 

@@ -86,3 +86,51 @@ def test_the_pure_core_imports_no_database_layer() -> None:
         if name.startswith(heavy)
     ]
     assert wrong == []
+
+
+def module_imports(package: str) -> dict[str, set[str]]:
+    """Module → the modules of the same package it imports (at any depth in the file, as
+    above; type-only imports do not count)."""
+    found: dict[str, set[str]] = {}
+    for (owner, file), names in imports().items():
+        if owner != package:
+            continue
+        module = "keel." + file.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        found[module] = {n for n in names if n.startswith(f"keel.{package}.")}
+    return found
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of `graph`: each set of modules that reach one another (or a
+    module that imports itself), sorted."""
+    reach = {node: reachable(graph, node) for node in graph}
+    groups = {
+        tuple(sorted(other for other in graph if other in reach[node] and node in reach[other]))
+        for node in graph
+        if node in reach[node]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def test_cycles_finds_a_cycle_and_only_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_modules_of_runs_import_each_other_one_way() -> None:
+    # The workflows register by an explicit call (keel.runs.workflows.register), not by
+    # being imported from the module that launches DBOS.
+    assert cycles(module_imports("runs")) == []

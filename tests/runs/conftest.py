@@ -19,7 +19,8 @@ from sqlalchemy import create_engine
 from typer.testing import CliRunner, Result
 
 from keel.cli import app
-from keel.runs.app import Runtime, launch, system_database
+from keel.runs.app import Runtime, system_database
+from keel.runs.service import launch
 from keel.runtime.engine import Engine
 from tests.databases import fresh_schema, postgres_url
 from tests.runs.brains import RUNS_BRAIN

@@ -2,7 +2,7 @@
 left pending for ever; one a live process is still starting is left alone.
 
 On SQLite and PostgreSQL, with this process's runtime launched (`runs`). The rows are
-written as `keel.runs.service.start_all` writes them; the processes named in them are
+written as `keel.runs.service.start` writes them; the processes named in them are
 made up, so they count as dead (no executor row).
 """
 

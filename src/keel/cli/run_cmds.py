@@ -13,20 +13,17 @@ message stays on screen. Tables keep ids whole at any width; a narrow terminal d
 columns that say least, and a step's detail is cut to one line (the record prints each
 long text once, in full).
 
-A process that ends while one of its runs waits for a card ends at once: the run waits in
-the journal, and `keel approve` (or a worker, once the card is decided) finishes it.
+Every command here is a door to the runs facade (`keel.runs.service`): it parses, prints
+and picks the exit status; the facade starts, waits, decides and reads. A process that ends
+while one of its runs waits for a card ends at once: the run leaves it and waits in the
+journal, and `keel approve` (or a worker, once the card is decided) finishes it.
 """
 
 from __future__ import annotations
 
-import _thread
 import json
-import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -34,7 +31,7 @@ import typer
 from rich.text import Text
 
 from keel.brain.limits import MAX_BOT_CHARS
-from keel.brain.problems import did_you_mean, plural
+from keel.brain.problems import plural
 from keel.cli.options import (
     BrainArg,
     DbOpt,
@@ -57,11 +54,11 @@ from keel.cli.run_view import (
 from keel.cli.status import EXIT_FAILED, EXIT_REFUSED
 from keel.errors import UsageError
 from keel.runtime.engine import Engine
-from keel.runtime.model_specs import ModelChoice, build_model, parse_model
+from keel.runtime.model_specs import parse_model
 from keel.store.run_values import RUN_STATUSES, CardRow, RunStatus
 
 if TYPE_CHECKING:  # the runs package loads only in the commands that start or finish runs
-    from keel.runs.app import Runtime
+    from keel.runs.values import RunOrder
 
 SPECS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, scripted:FILE or none"
 ModelOpt = Annotated[
@@ -125,13 +122,9 @@ VarsOpt = Annotated[str, typer.Option("--vars", help="The scenario's vars, a JSO
 def model_spec(text: str | None) -> str | None:
     """A `--model` spec, checked now (a missing key or file is a usage error before any
     run starts), with a scripted file's path made absolute for whichever process runs it."""
-    if text is None:
-        return None
-    choice = parse_model(text)
-    if choice.provider == "scripted" and choice.path is not None:
-        choice = ModelChoice(provider="scripted", path=choice.path.resolve())
-    build_model(choice)
-    return choice.spec
+    from keel.runs.service import model_spec as checked
+
+    return checked(text)
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:
@@ -159,61 +152,26 @@ def json_kind(value: Any) -> str:
     return "an object"
 
 
-@contextmanager
-def runtime_for(engine: Engine, kind: str) -> Iterator[None]:
-    """This process's runtime for the command (launched here unless one already is).
-
-    A runtime launched here that still runs workflows when the command ends — a run waiting
-    for a card — ends the process at once: its worker thread would keep it alive.
-    """
-    from keel.runs.app import active, launch, system_database
-
-    shared = active()
-    if shared is not None:
-        if shared.target != system_database(engine.url):
-            raise UsageError("this process runs the runs of another database")
-        yield
-        return
-    runtime = launch(engine, kind=kind)
-    code = 0
-    try:
-        yield
-    except typer.Exit as exc:
-        code = exc.exit_code
-        raise
-    finally:
-        busy = runtime.busy
-        runtime.close()
-        if busy:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-
-
 def run_now(
-    path: Path, db: str | None, as_json: bool, orders: Callable[[Engine], list[Any]]
+    path: Path, db: str | None, as_json: bool, orders: Callable[[Engine], list[RunOrder]]
 ) -> None:
     """Start the runs `orders` makes, wait for each, print their records, exit as they went."""
-    from keel.runs.app import current
-    from keel.runs.records import run_record
-    from keel.runs.service import start, wait
+    from keel.runs.service import opened, record, start, wait
 
     with open_engine(path, db) as engine:
         made = orders(engine)
-        with runtime_for(engine, "run"):
-            runtime = current()
+        with opened(engine, "run") as runtime:
+            start(*made)
             for order in made:
-                start(order)
                 wait(runtime, order.id)
-            with engine.store.transaction() as tx:
-                records = [run_record(tx, o.id) for o in made]
-            ended = [r for r in records if r is not None]
-            if as_json:
-                emit_json(ended[0] if len(made) == 1 and ended else {"runs": ended})
-            else:
-                for record in ended:
-                    print_record(record, approve_with=approve_prefix(path, db))
-            raise typer.Exit(exit_code(ended))
+            found = [record(engine.store, o.id) for o in made]
+        ended = [r for r in found if r is not None]
+        if as_json:
+            emit_json(ended[0] if len(made) == 1 and ended else {"runs": ended})
+        else:
+            for one in ended:
+                print_record(one, approve_with=approve_prefix(path, db))
+        raise typer.Exit(exit_code(ended))
 
 
 def exit_code(records: list[dict[str, Any]]) -> int:
@@ -251,7 +209,7 @@ def run_cmd(
             raise UsageError("name what to run: heartbeat:ID, hook:ID or scenario:ID")
         spec = model_spec(model)
 
-        def orders(engine: Engine) -> list[Any]:
+        def orders(engine: Engine) -> list[RunOrder]:
             order = order_for(
                 engine.brain,
                 ref,
@@ -293,12 +251,12 @@ def fire(
     --thread each replace one of the hook's own."""
 
     def body() -> None:
-        from keel.runs.service import hook_events, hook_orders
+        from keel.runs.service import hook_orders, unheard
 
         data = json_object(payload, "--payload")
         spec = model_spec(model)
 
-        def orders(engine: Engine) -> list[Any]:
+        def orders(engine: Engine) -> list[RunOrder]:
             made = hook_orders(
                 engine.brain,
                 event,
@@ -310,9 +268,7 @@ def fire(
                 event_id=event_id,
             )
             if not made:
-                events = hook_events(engine.brain)
-                hint = did_you_mean(event, events) if events else " — the brain has no hooks"
-                raise UsageError(f"no hook listens to {event!r}{hint}")
+                raise unheard(engine.brain, event)
             return made
 
         run_now(brain, db, as_json, orders)
@@ -343,7 +299,7 @@ def scenario(
         data = json_object(vars_, "--vars")
         spec = model_spec(model)
 
-        def orders(engine: Engine) -> list[Any]:
+        def orders(engine: Engine) -> list[RunOrder]:
             ref = RunRef(kind="scenario", id=ident)
             order = order_for(
                 engine.brain, ref, vars_=data, bot=bot, chat=chat, thread=thread, model=spec
@@ -373,22 +329,22 @@ def runs(
     """List the newest runs, or show one (`keel runs BRAIN show ID`) with its steps."""
 
     def body() -> None:
-        from keel.runs.records import run_record, run_summary
+        from keel.runs.service import listing, record
 
         if action is not None and action != "show":
             raise UsageError(f"keel runs BRAIN [show ID] — {action!r} is not show")
         if action == "show" and run_id is None:
             raise UsageError("keel runs BRAIN show ID — name the run")
-        with open_engine(brain, db) as engine, engine.store.transaction() as tx:
+        with open_engine(brain, db) as engine:
             if action == "show" and run_id is not None:
-                record = run_record(tx, run_id)
-                if record is None:
+                one = record(engine.store, run_id)
+                if one is None:
                     raise UsageError(
                         f"no run {run_id!r} — `{keel_command('runs', brain, db)}` lists them"
                     )
-                found: Any = record
+                found: Any = one
             else:
-                found = [run_summary(r) for r in tx.runs(status=_status(status), limit=limit)]
+                found = listing(engine.store, status=_status(status), limit=limit)
         if action == "show":
             if as_json:
                 emit_json(found)
@@ -455,18 +411,6 @@ def messages(
     guard(as_json, body)
 
 
-def _owned_here(runtime: Runtime, run_id: str) -> bool:
-    return _owner(run_id) == runtime.executor
-
-
-def _owner(run_id: str) -> str | None:
-    """The executor that holds a run's workflow, if DBOS knows it."""
-    from dbos import DBOS
-
-    status = DBOS.get_workflow_status(run_id)
-    return None if status is None else status.executor_id
-
-
 @app.command()
 def worker(
     brain: BrainArg,
@@ -487,19 +431,20 @@ def worker(
 
     def body() -> None:
         from keel.runs.records import run_summary
-        from keel.runs.worker import serve
+        from keel.runs.service import work
 
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None
-        stop = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(sig, stop_on_signal(stop))
         say = None if as_json else _say
         engine = Engine(brain, db, watch=not until_idle)
         try:
-            report = serve(
-                engine, model=choice, until_idle=until_idle, seconds=seconds, stop=stop, say=say
+            report = work(
+                engine,
+                model=choice,
+                until_idle=until_idle,
+                seconds=seconds,
+                signals=True,
+                say=say,
             )
         finally:
             engine.close()
@@ -518,9 +463,6 @@ def worker(
                 f"took over {plural(len(report.recovered), 'run')}, "
                 f"finished {plural(len(report.finished), 'run')}"
             )
-        if report.left_running:
-            sys.stdout.flush()
-            os._exit(0)
 
     guard(as_json, body)
 
@@ -533,70 +475,22 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _model_unused(runtime: Runtime, record: dict[str, Any]) -> None:
-    """Say so when another live process went on with the run (it held the run, or took it
-    from DBOS's queue first): that process answers with the run's own model."""
-    ended = record["status"] in ("done", "failed")
-    went_on = record["executor"] if ended else _owner(record["id"])
-    if went_on != runtime.executor:
-        error_console().print(
-            Text(
-                f"note: --model was not used: run {record['id']} went on in the process "
-                f"{went_on}, with the model it started with"
-            )
-        )
-
-
-def stop_on_signal(stop: threading.Event) -> Callable[[int, Any], None]:
-    """A signal handler that sets `stop` without waiting on it.
-
-    Python runs a handler in the main thread between two bytecodes — possibly inside
-    `stop.wait()`, holding the event's lock — so `stop.set()` right there could wait for
-    that lock forever. A new low-level thread (no `threading` lock taken to start it) sets
-    it instead.
-    """
-
-    def handler(_signum: int, _frame: Any) -> None:
-        _thread.start_new_thread(stop.set, ())
-
-    return handler
-
-
 def follow_reply(
     brain: Path, db: str | None, engine: Engine, card: CardRow, *, as_json: bool
 ) -> NoReturn:
     """After a chat turn's yes or no decided `card`: wake its run, finish it here when no
     live process holds it, and print it as `keel approve` would."""
-    from keel.runs.app import current
-    from keel.runs.approvals import wake
-    from keel.runs.executors import recover_dead
+    from keel.runs.service import answered, follow, opened
 
-    with runtime_for(engine, "reply"):
-        runtime = current()
-        wake(card)
-        record = _woken(runtime, card.id, card.run_id, taken=card.run_id in recover_dead(runtime))
-        if as_json:
-            emit_json({"card": {"id": card.id, "status": card.status}, "run": record})
-        else:
-            console().print(Text(f"card {card.id}: {card.status} by this reply"))
-            print_record(record, approve_with=approve_prefix(brain, db))
-        raise typer.Exit(exit_code([record]))
-
-
-def _woken(runtime: Runtime, card_id: str, run_id: str, *, taken: bool) -> dict[str, Any]:
-    """The record of a run just woken from its card: followed to its end when this process
-    runs it (it took the run over, or started it), else for a while, then left to its
-    process."""
-    from keel.runs.records import run_record
-    from keel.runs.service import wait
-
-    here = taken or _owned_here(runtime, run_id)
-    wait(runtime, run_id, timeout_s=None if here else 30.0, waiting_done=True)
-    with runtime.engine.store.transaction() as tx:
-        record = run_record(tx, run_id)
-    if record is None:
-        raise UsageError(f"card {card_id} belongs to no recorded run")
-    return record
+    with opened(engine, "reply") as runtime:
+        taken = answered(runtime, card)
+        record = follow(runtime, card.id, card.run_id, taken=taken)
+    if as_json:
+        emit_json({"card": {"id": card.id, "status": card.status}, "run": record})
+    else:
+        console().print(Text(f"card {card.id}: {card.status} by this reply"))
+        print_record(record, approve_with=approve_prefix(brain, db))
+    raise typer.Exit(exit_code([record]))
 
 
 @app.command()
@@ -617,9 +511,8 @@ def approve(
     process holds goes on there, with the model it has."""
 
     def body() -> None:
-        from keel.runs.app import current
         from keel.runs.context import answered_by
-        from keel.runs.service import decide_and_wake
+        from keel.runs.service import decide, follow, opened, went_on
 
         if yes == no:
             raise UsageError("say --yes or --no")
@@ -633,20 +526,25 @@ def approve(
                     f"no approval card {card!r} — `{keel_command('runs', brain, db)}` lists "
                     "the runs and their cards"
                 )
-            with runtime_for(engine, "approve"):
-                runtime = current()
+            with opened(engine, "approve") as runtime:
                 with answered_by(asked.run_id, choice):
-                    decided, taken = decide_and_wake(
+                    decided, taken = decide(
                         runtime, card, approve=yes, by=by or "keel approve", note=note
                     )
-                    record = _woken(runtime, card, decided.run_id, taken=taken)
-                if choice is not None:
-                    _model_unused(runtime, record)
-                if as_json:
-                    emit_json(record)
-                else:
-                    console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
-                    print_record(record, approve_with=approve_prefix(brain, db))
-                raise typer.Exit(exit_code([record]))
+                    record = follow(runtime, card, decided.run_id, taken=taken)
+                elsewhere = went_on(runtime, record) if choice is not None else None
+        if elsewhere is not None:
+            error_console().print(
+                Text(
+                    f"note: --model was not used: run {record['id']} went on in the process "
+                    f"{elsewhere}, with the model it started with"
+                )
+            )
+        if as_json:
+            emit_json(record)
+        else:
+            console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
+            print_record(record, approve_with=approve_prefix(brain, db))
+        raise typer.Exit(exit_code([record]))
 
     guard(as_json, body)

@@ -17,8 +17,6 @@ FastAPI, uvicorn and DBOS are imported only when the command runs.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 from typing import Annotated
 
 import typer
@@ -114,14 +112,3 @@ def serve(
         uvicorn.run(application, host=host, port=port, access_log=access_log, log_level="info")
     finally:
         svc.engine.close()
-    if _left_running(svc.runs):
-        # A run waiting for a card holds a DBOS thread that would keep the process alive.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
-
-
-def _left_running(runs: object) -> bool:
-    from keel.web.dbos_runs import DurableRuns
-
-    return isinstance(runs, DurableRuns) and runs.left_running > 0

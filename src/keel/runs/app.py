@@ -25,6 +25,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,6 +62,10 @@ BEAT_S = 2.0
 STALE_S = 30.0
 # recv and get_event poll at this interval on SQLite; it also bounds how long `close` waits.
 POLL_S = 0.1
+# How long `close` waits for the runs working here to leave (a run mid-step finishes it).
+LEAVE_S = 10.0
+# The key of the message that wakes a parked run to leave.
+LEAVE = "leave"
 
 _lock = threading.Lock()
 _current: Runtime | None = None
@@ -152,6 +157,14 @@ def sqlite_engine(target: SystemDatabase) -> SAEngine | None:
     return engine
 
 
+class Left(BaseException):
+    """Raised in a run's thread when its process closes its runtime while the run waits
+    for a person: the thread ends, and the run stays unfinished in DBOS's journal (DBOS
+    records the end of a workflow that raised an `Exception` only), to be taken over by a
+    live process (`keel.runs.executors`). A `BaseException`, so no handler of a run's
+    errors takes it for a failure of the run."""
+
+
 def executor_id(kind: str) -> str:
     """A new executor id, unique among the processes that share a database."""
     return f"{kind}-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
@@ -172,7 +185,8 @@ class Runtime:
     _stop: threading.Event = field(default_factory=threading.Event)
     _beat: threading.Thread | None = None
     _running: set[str] = field(default_factory=set)
-    _parked: set[str] = field(default_factory=set)
+    _parked: dict[str, str] = field(default_factory=dict)  # run id -> the topic it waits on
+    _closing: threading.Event = field(default_factory=threading.Event)
     _changes: int = 0  # how often a run here ended or parked: what `wait_change` waits for
     _changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -188,16 +202,20 @@ class Runtime:
                 self._running.discard(run_id)
 
     @contextmanager
-    def parked(self, run_id: str) -> Iterator[None]:
-        """Note a run of this process waiting for a person while the block runs."""
+    def parked(self, run_id: str, topic: str) -> Iterator[None]:
+        """Note a run of this process waiting for a person (a message on `topic`) while the
+        block runs. Raises `Left` when this runtime is closing: `close` wakes the runs
+        parked here with a message on their topic, and they leave instead of waiting on."""
         with _lock:
-            self._parked.add(run_id)
+            self._parked[run_id] = topic
         self.note_change()
         try:
+            if self._closing.is_set():
+                raise Left(f"run {run_id} left its process ({self.executor}), which is closing")
             yield
         finally:
             with _lock:
-                self._parked.discard(run_id)
+                self._parked.pop(run_id, None)
 
     @property
     def changes(self) -> int:
@@ -223,7 +241,7 @@ class Runtime:
     def all_parked(self, run_ids: Iterable[str] = ()) -> bool:
         """Whether every run working here, and each of `run_ids`, waits for a person."""
         with _lock:
-            return (self._running | set(run_ids)) <= self._parked
+            return (self._running | set(run_ids)) <= self._parked.keys()
 
     def pin(self) -> Pin:
         """What the live brain is now: the pin a run starting now takes."""
@@ -250,10 +268,12 @@ class Runtime:
             return found
 
     def close(self) -> None:
-        """Stop this process's DBOS, forget it as an executor, close the pinned engines."""
+        """Let the runs working here leave (`leave`), stop this process's DBOS, forget it as
+        an executor, close the pinned engines."""
         global _current
         from dbos import DBOS
 
+        self.leave()
         self._stop.set()
         if self._beat is not None:
             self._beat.join(timeout=BEAT_S * 2)
@@ -271,6 +291,31 @@ class Runtime:
                 if _current is self:
                     _current = None
 
+    def leave(self, timeout_s: float = LEAVE_S) -> int:
+        """Wake the runs parked here so that they leave (`Left`), and wait up to
+        `timeout_s` for every run working here to end or leave; how many are still working.
+
+        A run mid-step finishes its step first: its process ends without a thread left
+        behind, and without killing a step half way. A run still working after the wait
+        (a model request slower than that) is left to the process's exit.
+        """
+        from dbos import DBOS
+
+        self._closing.set()
+        with _lock:
+            parked = dict(self._parked)
+        for run_id, topic in parked.items():
+            try:
+                DBOS.send(run_id, {LEAVE: self.executor}, topic=topic)
+            # A wake that cannot be sent leaves its run waiting where it is: the process
+            # ends without it, and the run's thread with the process. Logged whole.
+            except Exception:
+                LOG.warning("run %s could not be told to leave", run_id, exc_info=True)
+        deadline = time.monotonic() + timeout_s
+        while self.busy and time.monotonic() < deadline:
+            self.wait_change(self._changes, min(POLL_S, max(deadline - time.monotonic(), 0)))
+        return self.busy
+
     def _heartbeat(self) -> None:
         while not self._stop.wait(BEAT_S):
             try:
@@ -285,7 +330,7 @@ def current() -> Runtime:
     runtime = _current
     if runtime is None:
         raise UsageError(
-            "no runs runtime is launched in this process — launch one with keel.runs.app.launch"
+            "no runs runtime is launched in this process — launch one with keel.runs.service.launch"
         )
     return runtime
 
@@ -306,13 +351,12 @@ def launch(
 
     `queues` are the queues this process takes work from (none by default: a command that
     runs one run now takes nobody else's). Raises `UsageError` when a runtime is launched.
+    The workflows are registered first (`keel.runs.service.launch` does both).
     """
     global _current
     # Routed through Keel's logging before DBOS adds its own stderr handler.
     logging.getLogger("dbos").addHandler(logging.NullHandler())
     from dbos import DBOS
-
-    import keel.runs.workflows  # noqa: F401 - the workflows register when imported
 
     target = system_database(engine.url)
     with _lock:
@@ -354,28 +398,6 @@ def launch(
         runtime._beat.start()
         _current = runtime
     return runtime
-
-
-@contextmanager
-def using(
-    engine: Engine, *, kind: str = "run", model: ModelChoice | None = None
-) -> Iterator[Runtime]:
-    """The runtime for `engine`: the one launched in this process when it serves the same
-    database (left running), else a new one, closed when the block ends."""
-    shared = _current
-    if shared is not None:
-        if shared.target != system_database(engine.url):
-            raise UsageError(
-                "this process runs the runs of another database "
-                f"({shown(shared.engine.url)}) — use one database per process"
-            )
-        yield shared
-        return
-    runtime = launch(engine, kind=kind, model=model)
-    try:
-        yield runtime
-    finally:
-        runtime.close()
 
 
 def describe(runtime: Runtime) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from keel.assemble.values import ToolCall
 from keel.brain.knobs import approval_required
 from keel.brain.specs import RoleSpec
 from keel.link.values import Conversation, Origin
+from keel.runs.app import LEAVE
 from keel.runs.context import RunContext
 from keel.runs.journal import Done, durable, nothing, now, once
 from keel.runtime.loop import Approve, Verdict
@@ -151,14 +152,19 @@ def wait(context: RunContext, card: CardRow) -> Verdict:
     Only the card's row decides: a wait that ends while the card is still pending and its
     deadline has not passed (a wake meant for someone else, a wait cut short) waits again
     for the rest of the time instead of timing out. Each look is a step of its own, so a
-    replay takes the same number of waits.
+    replay takes the same number of waits. A process that closes wakes its waits to leave
+    (`keel.runs.app.Left`): no look follows such a wake, so the run's record shows none.
     """
     from dbos import DBOS
 
     while True:
         left = max((card.timeout_at - now()).total_seconds(), 0.0)
-        with context.runtime.parked(context.run_id):
+        with context.runtime.parked(context.run_id, card.id):
             woken = DBOS.recv(topic=card.id, timeout_seconds=left)
+        if isinstance(woken, dict) and LEAVE in woken:
+            # A closing process woke it to leave (`keel.runs.app.Runtime.leave`): it leaves
+            # as it parks again, and a replay, reading this wake back, waits again.
+            continue
         status = _decision(context, card, woken=woken is not None)
         if status != "pending":
             return verdict(card, status)

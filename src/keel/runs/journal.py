@@ -89,15 +89,32 @@ def once(
         found = recorded(store, run_id, seq)
         if found is not None and found.status == "done":
             return found.output
+    output, _ = first(store, run_id, seq, name, compute, write)
+    return output
+
+
+def first(
+    store: Store,
+    run_id: str,
+    seq: int,
+    name: str,
+    compute: Callable[[], T],
+    write: Callable[[Tx, T], Done],
+) -> tuple[Json, bool]:
+    """`compute`, then `write` its effect and the step's row in one transaction, unless
+    the step's row says it is done; the step's result, and whether this call wrote it.
+
+    No look comes before `compute`: call it when computing again is harmless (it runs no
+    brain code and asks no model), or after a look of your own. The step's row is written
+    last and looks for itself: when an execution recorded it done first, the effect is
+    rolled back and that execution's result returned.
+    """
     started = now()
     computed = compute()
-    with store.transaction() as tx:
-        again = tx.step(run_id, seq)
-        if again is not None and again.status == "done":
-            return again.output  # a twin execution got there first; its effect stands
-        done = write(tx, computed)
-        tx.record_step(
-            StepRow(
+    try:
+        with store.transaction() as tx:
+            done = write(tx, computed)
+            row = StepRow(
                 run_id=run_id,
                 seq=seq,
                 name=name,
@@ -108,8 +125,14 @@ def once(
                 detail=done.detail,
                 output=done.output,
             )
-        )
-    return done.output
+            if not tx.record_step(row):
+                raise StepTaken(f"step {seq} of run {run_id} is done already")
+    except StepTaken:
+        found = recorded(store, run_id, seq)
+        if found is None:  # recorded done, then gone: only a person deleting rows does that
+            raise
+        return found.output, False
+    return done.output, True
 
 
 class Marking(Store):

@@ -53,7 +53,7 @@ def apply(brain: Brain, *, model: str | None = None, seconds: str = "0") -> list
     """Make DBOS's `hb:` schedules the brain's heartbeats (in a launched process)."""
     from dbos import DBOS
 
-    from keel.runs.workflows import heartbeat_workflow
+    from keel.runs.workflows import register
 
     wanted = schedules_of(brain, seconds=seconds)
     if wanted:
@@ -61,7 +61,7 @@ def apply(brain: Brain, *, model: str | None = None, seconds: str = "0") -> list
             [
                 {
                     "schedule_name": s.name,
-                    "workflow_fn": heartbeat_workflow,
+                    "workflow_fn": register().heartbeat,
                     "schedule": s.cron,
                     "context": {"heartbeat": s.heartbeat, "model": model},
                     "queue_name": QUEUE,

@@ -33,11 +33,10 @@ from typing import Any
 from keel.brain.problems import plural
 from keel.errors import StoreError
 from keel.log import logger
-from keel.runs.app import APP_VERSION, BEAT_S, Runtime, describe, launch
+from keel.runs.app import APP_VERSION, BEAT_S, Runtime, describe
 from keel.runs.approvals import wake_decided
 from keel.runs.executors import recover_dead, settle_unstarted
 from keel.runs.schedules import QUEUE, QUEUE_POLL_S, Schedule, apply
-from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice
 from keel.store import Tx
 from keel.store.run_values import RunRow
@@ -59,12 +58,13 @@ class WorkerReport:
     schedules: list[Schedule] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     finished: list[RunRow] = field(default_factory=list)
-    # Workflows still running here when it stopped (a run waiting for a card).
+    # Workflows still working here when it stopped: mid-step after `Runtime.leave`'s wait
+    # (a run waiting for a card leaves).
     left_running: int = 0
 
 
 def serve(
-    engine: Engine,
+    runtime: Runtime,
     *,
     model: ModelChoice | None = None,
     until_idle: bool = False,
@@ -72,11 +72,13 @@ def serve(
     stop: threading.Event | None = None,
     say: Callable[[str], None] | None = None,
 ) -> WorkerReport:
-    """Run the worker until `stop` is set (or, with `until_idle`, until nothing is left)."""
+    """Run the worker on `runtime` — launched as a worker, taking work from `QUEUE`
+    (`keel.runs.service.work` launches it) — until `stop` is set (or, with `until_idle`,
+    until nothing is left); `runtime` is closed when it stops."""
     from dbos import DBOS
 
     stop = stop or threading.Event()
-    runtime = launch(engine, kind="worker", model=model, queues=[QUEUE])
+    engine = runtime.engine
     described = describe(runtime)
     journal = {
         "url": described["journal"],
@@ -111,7 +113,7 @@ def serve(
                 break
             stop.wait(LOOP_S)
     finally:
-        report.left_running = runtime.busy
+        report.left_running = runtime.leave()
         with engine.store.transaction() as tx:
             report.finished = finished_by(tx, runtime.executor, started, report.recovered)
         runtime.close()

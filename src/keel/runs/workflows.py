@@ -13,18 +13,23 @@ Each step writes its own row in Keel's tables in the transaction of its effect
 (`keel.runs.journal`), and a replay takes a finished step's result from that row. The
 steps of the work are DBOS steps as well (journaled by DBOS too). `start` and `finish` are
 Keel's alone, as DBOS's own transactions keep their checkpoint in the application's
-database: each looks for its row before it does anything, which is all a DBOS step would
-add, at the cost of two more commits per run.
+database: each looks for its row in the transaction that writes it, which is all a DBOS
+step would add, at the cost of two more commits per run. Only a hook's `start` looks
+before it plans, since its plan runs the hook's gate; any other plan only reads the brain,
+and a replay that plans again keeps the plan its row holds.
 
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
 
-Importing this module registers the workflows with DBOS (by name, so the journal matches
-whatever module layout a later Keel has).
+`register` hands both to DBOS, once per process, before DBOS launches (the runs facade,
+`keel.runs.service.launch`, calls it): by name, so the journal matches whatever module
+layout a later Keel has. Importing this module registers nothing.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -37,23 +42,47 @@ from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, nothing, now, once, recorded
+from keel.runs.journal import Done, first, nothing, now, once, recorded
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
 from keel.store.run_values import RunRow, RunStatus
 
 LOG = logger("runs")
+RUN = "keel.run"
 HEARTBEAT = "keel.heartbeat"
 
 
-@DBOS.workflow(name="keel.run")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workflows:
+    """The workflows as DBOS registered them: what to start, what to schedule."""
+
+    run: Callable[[dict[str, Any]], dict[str, Any]]
+    heartbeat: Callable[[datetime, Any], None]
+
+
+_registering = threading.Lock()
+_registered: Workflows | None = None
+
+
+def register() -> Workflows:
+    """Register the workflows with DBOS (once per process: DBOS's registry outlives
+    `DBOS.destroy`); what it registered."""
+    global _registered
+    with _registering:
+        if _registered is None:
+            _registered = Workflows(
+                run=DBOS.workflow(name=RUN)(run_workflow),
+                heartbeat=DBOS.workflow(name=HEARTBEAT)(heartbeat_workflow),
+            )
+        return _registered
+
+
 def run_workflow(order: dict[str, Any]) -> dict[str, Any]:
     """Run one run to its end (or until it waits for a person)."""
     return execute(RunOrder.from_json(order))
 
 
-@DBOS.workflow(name=HEARTBEAT)
 def heartbeat_workflow(scheduled_at: datetime, context: Any) -> None:
     """One tick of a heartbeat's schedule: a run of it, with the tick's workflow id."""
     order = RunOrder(
@@ -150,15 +179,27 @@ def start(context: RunContext) -> RunPlan | Failure:
         )
 
     store = runtime.engine.store
-    found = recorded(store, order.id, seq)
-    if found is not None and found.status == "done":
-        data = found.output  # a replay: the run started in an earlier execution
-    else:
+    gated = order.kind == "hook"
+    if gated:
+        # A hook's plan runs its gate (brain code), which a replay must not run again:
+        # look for the step's row first.
+        found = recorded(store, order.id, seq)
+        if found is not None and found.status == "done":
+            return _planned(found.output)  # a replay: the run started before
         context.fresh = found is None
-        try:
-            data = once(store, order.id, seq, "start", compute, write, fresh=True)
-        except StoreError as exc:
-            data = unrecorded(context, seq, exc)
+    # Any other plan reads the brain only: a replay computes it again and throws it away
+    # when the step's row holds the one that stands, which saves a look on every run.
+    try:
+        data, wrote = first(store, order.id, seq, "start", compute, write)
+    except StoreError as exc:
+        data, wrote = unrecorded(context, seq, exc), False
+    if not gated:
+        context.fresh = wrote
+    return _planned(data)
+
+
+def _planned(data: dict[str, Any]) -> RunPlan | Failure:
+    """What step `start` left: the plan, or why the run could not start."""
     if "plan" not in data:
         return Failure(error=data["failed"], refused=data.get("refused", False))
     return RunPlan.from_json(data["plan"])

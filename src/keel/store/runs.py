@@ -41,9 +41,6 @@ _EXECUTORS = schema.executors
 # more than running it on SQLite, and a run's overhead is a handful of them.
 _ONE_STEP = _STEPS.c.run_id == bindparam("r"), _STEPS.c.seq == bindparam("s")
 _STEP = select(_STEPS).where(*_ONE_STEP)
-_STEP_STATUS = select(_STEPS.c.status).where(*_ONE_STEP)
-_INSERT_STEP = _STEPS.insert()
-_UPDATE_STEP = update(_STEPS).where(*_ONE_STEP)
 _SET_STATUS = update(_RUNS).where(_RUNS.c.id == bindparam("r"))
 _RUN_KEPT = ("created_at", "id")
 
@@ -72,6 +69,20 @@ def reach_json(reach: Sequence[ReachEntry]) -> list[dict[str, str | None]]:
 def reach_of(data: Any) -> tuple[ReachEntry, ...]:
     """A reach from its JSON form (a list of `{context, entity}`)."""
     return tuple(ReachEntry(context=e["context"], entity=e.get("entity")) for e in data or ())
+
+
+@cache
+def _record_step(dialect: str) -> Insert:
+    """A step's row written over one not done, in one statement; RETURNING says whether it
+    was written (psycopg's rowcount of an upsert is not to be trusted)."""
+    stmt: sqlite.Insert | postgresql.Insert = (
+        postgresql.insert(_STEPS) if dialect == "postgresql" else sqlite.insert(_STEPS)
+    )
+    kept = ("run_id", "seq")
+    changed = {c.name: stmt.excluded[c.name] for c in _STEPS.columns if c.name not in kept}
+    return stmt.on_conflict_do_update(
+        index_elements=list(kept), set_=changed, where=_STEPS.c.status != "done"
+    ).returning(_STEPS.c.seq)
 
 
 @cache
@@ -205,9 +216,6 @@ def record_step(conn: Connection, step: StepRow) -> bool:
 
     A step that is only running or waiting is replaced: it is the same step, carried on.
     """
-    found = conn.execute(_STEP_STATUS, {"r": step.run_id, "s": step.seq}).scalar_one_or_none()
-    if found == "done":
-        return False
     values = {
         "run_id": step.run_id,
         "seq": step.seq,
@@ -221,15 +229,7 @@ def record_step(conn: Connection, step: StepRow) -> bool:
         "detail": step.detail,
         "output": None if step.output is None else dumps(step.output),
     }
-    if found is None:
-        conn.execute(_INSERT_STEP, values)
-    else:
-        changed = {k: v for k, v in values.items() if k not in ("run_id", "seq")}
-        conn.execute(
-            _updating(_UPDATE_STEP, tuple(changed)),
-            {"r": step.run_id, "s": step.seq, **{f"v_{k}": v for k, v in changed.items()}},
-        )
-    return True
+    return conn.execute(_record_step(conn.dialect.name), values).first() is not None
 
 
 def step(conn: Connection, run_id: str, seq: int) -> StepRow | None:

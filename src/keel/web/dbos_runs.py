@@ -6,17 +6,19 @@ server's Engine: it launches this process's DBOS runtime as a worker, so the bra
 heartbeats fire on their schedules (applied again whenever the brain's files change), and
 the unfinished runs of processes that died are taken over. Once it has launched, what was
 asked of start-up runs (`when_open`: a new database's seed starts its runs there), before
-the server takes its first request. At shutdown (`close`) the runs still working here get
-a few seconds to finish or reach a card, then the worker is told to stop and joined, and
-DBOS with it.
+the server takes its first request. At shutdown (`close`) the worker is told to stop and
+joined: the runs working here get a few seconds to finish their step, those waiting for a
+card leave (`keel.runs.app.Runtime.leave`), and DBOS stops with it.
 
-A run started here (`start`, `fire`) runs in this process, in DBOS's workflow threads. It
-is recorded (pending) before its workflow starts, and the call answers once the run has
-taken its first step (or failed to, or after `START_WAIT_S`): what it answers is always a
-run `run` reads back. A run the database refuses to record is not started, and the call
-raises the `StoreError` (503) that says why. Deciding a card records the decision and wakes the run
-where it waits — in this process, or in the live process that runs it; a run whose
-process died is taken over here.
+Every call goes through the runs facade (`keel.runs.service`): this module only hosts the
+worker's thread and turns runs into the protocol's values. A run started here (`start`,
+`fire`) runs in this process, in DBOS's workflow threads. It is recorded (pending) before
+its workflow starts, and the call answers once the run has taken its first step (or failed
+to, or after `START_WAIT_S`): what it answers is always a run `run` reads back. A run the
+database refuses to record is not started, and the call raises the `StoreError` (503)
+that says why. Deciding a card records the decision and wakes the run where it waits — in
+this process, or in the live process that runs it; a run whose process died is taken over
+here.
 
 Reading runs (`runs`, `run`, `cards`) reads Keel's tables only (`keel.runs.records`), so
 it works while the worker is down; starting, firing and deciding need the worker, and
@@ -41,12 +43,12 @@ from typing_extensions import override
 from keel.errors import KeelError, StoreError, UsageError
 from keel.link.values import Conversation, RunRef
 from keel.log import logger
+from keel.runs import service as runs
 from keel.runs.app import Runtime, active, system_database
 from keel.runs.records import run_record
-from keel.runs.service import decide_and_wake, hook_orders, order_for, start_all
 from keel.runs.values import RunOrder
 from keel.runtime.engine import Engine
-from keel.runtime.model_specs import ModelChoice, build_model, parse_model
+from keel.runtime.model_specs import ModelChoice, parse_model
 from keel.store import Tx
 from keel.store.run_values import FINISHED, CardRow, RunRow, StepRow
 from keel.web.runs import Card, NoRuns, Run, RunsBackend, RunsDown, RunStart, RunStep, Where
@@ -60,9 +62,7 @@ START_WAIT_S = 5.0
 # How long start-up waits for the worker's DBOS to launch (`import dbos` alone can take
 # seconds on a cold start).
 LAUNCH_WAIT_S = 120.0
-# At shutdown: how long runs working here get to finish (or reach a card), and how long
-# the worker then gets to stop.
-DRAIN_S = 5.0
+# At shutdown: how long the worker gets to stop (its runs' `leave` included).
 STOP_WAIT_S = 30.0
 _POLL_S = 0.02
 
@@ -89,28 +89,13 @@ def runs_for(engine: Engine, *, model: str | None = None, worker: bool = True) -
         system_database(engine.url)
     except UsageError as exc:
         return NoRuns(str(exc))
-    return DurableRuns(engine, model=None if model is None else _absolute(parse_model(model)))
-
-
-def model_spec(text: str | None) -> str | None:
-    """A run's model spec, checked before the run starts (a missing key or file is a
-    `UsageError`), a scripted file's path made absolute for whichever process replays it."""
-    if text is None:
-        return None
-    choice = _absolute(parse_model(text))
-    build_model(choice)
-    return choice.spec
-
-
-def _absolute(choice: ModelChoice) -> ModelChoice:
-    if choice.provider == "scripted" and choice.path is not None:
-        return ModelChoice(provider="scripted", path=choice.path.resolve())
-    return choice
+    choice = None if model is None else runs.absolute(parse_model(model))
+    return DurableRuns(engine, model=choice)
 
 
 class HostedWorker:
-    """`keel.runs.worker.serve` in a thread of the server's process; see the module
-    docstring."""
+    """The runs worker (`keel.runs.service.work`) in a thread of the server's process; see
+    the module docstring."""
 
     def __init__(self, engine: Engine, model: ModelChoice | None) -> None:
         self._engine = engine
@@ -159,15 +144,9 @@ class HostedWorker:
             LOG.error("%s", self._failure)
 
     def stop(self) -> int:
-        """Stop the worker; how many runs were still working here (a run that waits for a
-        card counts), whose threads the process must not wait for."""
-        runtime = self.runtime
-        if runtime is not None:
-            # Runs mid-step get a moment to finish or reach a card; any cut short are
-            # finished by the next worker, from their journal.
-            deadline = time.monotonic() + DRAIN_S
-            while not runtime.all_parked() and time.monotonic() < deadline:
-                time.sleep(_POLL_S * 5)
+        """Stop the worker; how many runs were still working here when it stopped (mid-step
+        after the wait `keel.runs.app.Runtime.leave` gives them; a run waiting for a card
+        leaves)."""
         self._stop.set()
         thread = self._thread
         if thread is None:
@@ -181,10 +160,8 @@ class HostedWorker:
         return self._report.left_running if self._report is not None else 0
 
     def _serve(self) -> None:
-        from keel.runs.worker import serve
-
         try:
-            self._report = serve(self._engine, model=self._model, stop=self._stop, say=LOG.info)
+            self._report = runs.work(self._engine, model=self._model, stop=self._stop, say=LOG.info)
         except KeelError as exc:  # it could not launch, or lost its database
             self._failure = f"the runs worker stopped: {exc}"
             LOG.error("%s", self._failure)
@@ -206,8 +183,7 @@ class DurableRuns(RunsBackend):
         self._engine = engine
         self._worker = HostedWorker(engine, model)
         self._when_open: list[Callable[[], None]] = []
-        # Runs still working in this process when the worker stopped: the server must end
-        # without waiting for their threads (as `keel worker` does).
+        # Runs still working in this process when the worker stopped (mid-step).
         self.left_running = 0
 
     def when_open(self, call: Callable[[], None]) -> None:
@@ -245,18 +221,18 @@ class DurableRuns(RunsBackend):
         """As the protocol says; `run_id` names the run (the seed's, so a replay starts
         nothing new), else it gets a new id."""
         self._ready()
-        order = order_for(
+        order = runs.order_for(
             self._engine.brain,
             start.run,
             entity=start.entity,
             reach=start.reach,
             input_text=start.input,
             vars_=start.vars,
-            model=model_spec(start.model),
+            model=runs.model_spec(start.model),
             run_id=run_id,
         )
         order = speaking(order, start.where)
-        start_all([order])
+        runs.start(order)
         return self._started(order)
 
     @override
@@ -270,13 +246,16 @@ class DurableRuns(RunsBackend):
         event_id: str | None = None,
     ) -> Sequence[Run]:
         self._ready()
-        orders = [
-            speaking(order, where)
-            for order in hook_orders(
-                self._engine.brain, event, payload, model=model_spec(model), event_id=event_id
-            )
-        ]
-        start_all(orders)
+        orders = runs.fire(
+            self._engine.brain,
+            event,
+            payload,
+            bot=where.bot,
+            chat=where.chat,
+            thread=where.thread,
+            model=runs.model_spec(model),
+            event_id=event_id,
+        )
         return [self._started(order) for order in orders]
 
     @override
@@ -292,7 +271,7 @@ class DurableRuns(RunsBackend):
         with self._engine.store.transaction() as tx:
             if tx.card(card_id) is None:
                 return None
-        decided, _ = decide_and_wake(
+        decided, _ = runs.decide(
             runtime, card_id, approve=approve, by=by or "keel serve", note=note
         )
         return card_of(decided)
@@ -305,19 +284,15 @@ class DurableRuns(RunsBackend):
 
     def _started(self, order: RunOrder) -> Run:
         """The run once it has taken its first step (or failed to), else as it stands after
-        `START_WAIT_S`: always as recorded, since it was recorded before it started."""
-        deadline = time.monotonic() + START_WAIT_S
-        while True:
-            with self._engine.store.transaction() as tx:
-                found = whole(tx, order.id)
-            if found is None:
-                raise StoreError(
-                    f"run {order.id} was recorded and its row is gone — was it deleted? "
-                    "Start it again"
-                )
-            if found.status != "pending" or time.monotonic() > deadline:
-                return found
-            time.sleep(_POLL_S)
+        `START_WAIT_S` (`keel.runs.service.started`)."""
+        runs.started(self._engine.store, order.id, START_WAIT_S)
+        with self._engine.store.transaction() as tx:
+            found = whole(tx, order.id)
+        if found is None:
+            raise StoreError(
+                f"run {order.id} was recorded and its row is gone — was it deleted? Start it again"
+            )
+        return found
 
 
 def speaking(order: RunOrder, where: Where) -> RunOrder:
