@@ -95,12 +95,16 @@ class HookServer:
         listener: socket.socket,
         *,
         idle: float = IDLE_SECONDS,
+        tick: float = TICK_SECONDS,
         uid: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`idle` seconds without a request end `serve`; `tick` is how often it looks
+        whether it should stop meanwhile; `uid` is the only user it answers (its own)."""
         self.root = root
         self.listener = listener
         self.idle = idle
+        self.tick = tick
         self.uid = os.getuid() if uid is None else uid
         self._clock = clock
         self._source = FollowedSource(Path(root))
@@ -117,7 +121,7 @@ class HookServer:
             left = deadline - self._clock()
             if left <= 0:
                 return
-            self.listener.settimeout(min(left, TICK_SECONDS))
+            self.listener.settimeout(min(left, self.tick))
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
@@ -146,6 +150,10 @@ class HookServer:
             return  # the client went away, or stalled: it runs the command itself
         with contextlib.suppress(OSError):
             conn.sendall(reply)
+
+    def stop(self) -> None:
+        """Make `serve` return within a tick (from another thread, or a signal)."""
+        self._stopped = True
 
     def close(self) -> None:
         """Stop: no engine, and no socket file left for a client to find."""
