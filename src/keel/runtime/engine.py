@@ -104,6 +104,7 @@ class Engine:
         watch: bool = True,
         cached: bool = False,
         source: SnapshotSource | None = None,
+        code: CodeRunner | None = None,
     ) -> None:
         """Open the brain at `brain` (a `UsageError` if it is not a brain directory).
 
@@ -115,6 +116,8 @@ class Engine:
         and follows no edit after that: for a process that lives one command, such as a
         coding agent's prompt hook. A `source` given is used instead, as it follows the brain
         at `brain` (the prompt hook's warm server: `keel.brain.snapshot_cache.FollowedSource`).
+        `code` is a runner of the brain's code already started, which the engine uses and
+        closes (`keel doctor` starts it early, so its workers start while the rest loads).
         """
         self.source: SnapshotSource
         if source is not None:
@@ -129,7 +132,7 @@ class Engine:
         self._lock = threading.Lock()
         self._database: Database | None = None
         self._store: Store | None = None
-        self._code: CodeRunner | None = None
+        self._code: CodeRunner | None = code
 
     # -- what it holds -----------------------------------------------------------------
 
