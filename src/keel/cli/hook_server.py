@@ -234,8 +234,10 @@ class HookServer:
         if held is None:
             held = _Held(Engine(self.root, url, source=self._source), None)
             self._engines[url] = held
-        yield held.engine
-        held.file = _sqlite_file(url)
+        try:
+            yield held.engine
+        finally:
+            held.file = _sqlite_file(url)  # the file it opened, or made, by now
 
     def _still_here(self) -> bool:
         return (_identity(self.root), _identity(self.listener.getsockname())) == self._here
