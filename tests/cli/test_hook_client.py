@@ -178,3 +178,16 @@ def test_a_cold_prompt_starts_a_server_and_the_next_prompts_are_answered_warm(
     while os.path.exists(path) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not os.path.exists(path), "a stopped server leaves no socket"
+
+
+def test_the_server_inherits_no_descriptor_past_the_three_streams() -> None:
+    kept, leaked = os.pipe()  # both close on exec, as Python opens them
+    os.set_inheritable(leaked, True)  # as a pipe an agent handed down would be
+    try:
+        inherited = hook_client._inherited()
+        assert leaked in inherited
+        assert kept not in inherited
+        assert not {0, 1, 2} & set(inherited)
+    finally:
+        os.close(kept)
+        os.close(leaked)

@@ -151,11 +151,30 @@ def start_server(brain: str) -> int | None:
         (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_DUP2, 1, 2),
+        *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()),
     ]
     try:
         return os.posix_spawn(sys.executable, argv, os.environ, file_actions=streams, setsid=True)
     except OSError:
         return None  # the next prompt tries again; this one was answered
+
+
+def _inherited() -> list[int]:
+    """This process's descriptors past the three streams that a child would inherit: the
+    server must not hold open a pipe the agent waits on to see closed."""
+    try:
+        listed = os.listdir("/proc/self/fd")
+    except OSError:
+        return []
+    found = []
+    for name in listed:
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return found
 
 
 def _locked(path: str) -> bool:
