@@ -191,3 +191,22 @@ def test_the_server_inherits_no_descriptor_past_the_three_streams() -> None:
     finally:
         os.close(kept)
         os.close(leaked)
+
+
+def test_start_server_starts_one_detached_server_and_none_while_one_runs(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = os.path.realpath(write_brain(DEV_BRAIN))
+    path = socket_path(root)
+    assert path is not None
+    monkeypatch.setenv(hook_client.IDLE, "120")
+    pid = hook_client.start_server(root)
+    assert pid is not None
+    try:
+        assert serving(path) == pid
+        assert os.getsid(pid) == pid, "a session of its own: no terminal's signals reach it"
+        assert hook_client.start_server(root) is None, "its lock is held"
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)  # started from this long-lived process, so reaped here
+    assert not os.path.exists(path)

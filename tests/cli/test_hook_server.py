@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import signal
 import socket
 import sys
 import threading
@@ -20,7 +21,7 @@ import keel.cli.hook_cmd  # noqa: F401  (registers the command)
 from keel import __version__
 from keel.cli import app, hook_client
 from keel.cli.hook_client import ask
-from keel.cli.hook_server import HookServer, _listen, _lock
+from keel.cli.hook_server import HookServer, _listen, _lock, main
 from keel.cli.hook_wire import HOME, MAGIC, folder, pack, read_all, request, socket_path, unpack
 from tests.mcp.brains import DEV_BRAIN, STYLE
 from tests.mcp.test_hook import LINT_CONTEXT, payload
@@ -354,3 +355,44 @@ def _exchange(path: str, data: bytes) -> tuple[str, str]:
         fields = unpack(read_all(sock))
     assert fields[:2] == [MAGIC, __version__.encode()]
     return fields[4].decode(), fields[7].decode()
+
+
+# -- the process: `python -m keel.cli.hook_server`, run here in the test's own thread ------
+
+
+@pytest.fixture
+def process_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """What `main` changes for its process, put back: the folder, the umask, SIGTERM."""
+    monkeypatch.chdir(tmp_path)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    handler = signal.getsignal(signal.SIGTERM)
+    yield
+    os.umask(umask)
+    signal.signal(signal.SIGTERM, handler)
+
+
+@pytest.mark.usefixtures("process_state")
+def test_the_server_process_warms_serves_and_leaves_nothing_when_idle(
+    write_brain: WriteBrain,
+) -> None:
+    brain = write_brain(DEV_BRAIN)
+    assert cold(brain, payload("prompt_checkout"))[2] == 0  # the brain's own database
+    assert main([str(brain), "--idle", "0.3"]) == 0
+    path = socket_path(os.path.realpath(brain))
+    assert path is not None
+    assert not os.path.exists(path)
+    assert os.path.exists(os.path.join(folder(os.path.realpath(brain)), "server.lock"))
+
+
+@pytest.mark.usefixtures("process_state")
+def test_a_second_server_process_leaves_at_once(write_brain: WriteBrain) -> None:
+    root = os.path.realpath(write_brain(DEV_BRAIN))
+    with _lock(root):
+        assert main([root, "--idle", "600"]) == 0
+
+
+@pytest.mark.usefixtures("process_state")
+def test_a_server_process_for_no_brain_exits_with_1(tmp_path: Path) -> None:
+    assert main([str(tmp_path / "gone"), "--idle", "600"]) == 1
+    assert main(["/" + "d" * 100, "--idle", "600"]) == 1

@@ -299,28 +299,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = os.path.realpath(args.brain)
     path = socket_path(root)
+    if path is None or not os.path.isdir(root):
+        return 1  # no socket can be bound there, or no brain to serve
     os.chdir("/")  # hold no folder busy; each request runs in its client's
     os.umask(0o077)
-    if path is None:
-        return 1
+    signal.signal(signal.SIGTERM, _exit)  # stopped, it still removes its socket
     with _lock(root) as locked:
         if not locked:
             return 0
         listener = _listen(path)
         if listener is None:
             return 1
-        signal.signal(signal.SIGTERM, _exit)
-        try:
-            server = HookServer(root, listener, idle=args.idle)
-        except KeelError:  # not a brain (any more): the command says so, prompt by prompt
-            os.unlink(path)
-            listener.close()
-            return 1
-        try:
-            server.warm()  # a prompt that comes meanwhile waits for it, listened to
-            server.serve()
-        finally:
+        return _run(root, listener, idle=args.idle)
+
+
+def _run(root: str, listener: socket.socket, *, idle: float) -> int:
+    """Serve on `listener` until the server stops; its socket file is gone after."""
+    server = None
+    try:
+        server = HookServer(root, listener, idle=idle)
+        server.warm()  # a prompt that comes meanwhile waits for it, listened to
+        server.serve()
+    except KeelError:  # not a brain (any more): the command says so, prompt by prompt
+        return 1
+    finally:
+        if server is not None:
             server.close()
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(listener.getsockname())
+            listener.close()
     return 0
 
 
