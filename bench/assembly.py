@@ -273,7 +273,10 @@ def inspect(w: Any, wl: ModuleType, messages: Chat, extra: Sequence[str] = ()) -
     )
     history_cut = n_history - len(kept_history)
     views_cut = sum(level < n_rows for level in levels)
-    notices = [line for line in sorted(lines - known) if line.strip()]
+    # Every cut view must say so in its own notice: identical notices of different views
+    # are counted once each, so they are collected per line of every message, not as a set.
+    notices = [line for text in texts for line in text.split("\n") if line.strip()]
+    notices = [line for line in notices if line not in known]
     policy = {
         "never_cut_kept": fixed,
         "history_oldest_first": kept_history == list(range(history_cut, n_history)),

@@ -37,7 +37,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.assemble.corpus import corpus, missing_rank_files, rank_dir  # noqa: E402
+from tests.tokens.corpus import corpus, missing_rank_files, rank_dir  # noqa: E402
 
 from keel.errors import UsageError  # noqa: E402
 from keel.tokens import TokenCounter  # noqa: E402
