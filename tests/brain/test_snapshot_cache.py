@@ -18,7 +18,7 @@ from keel.brain import snapshot_cache
 from keel.brain.files import Parsed
 from keel.brain.loader import load_brain, parse_path
 from keel.brain.snapshot import Brain
-from keel.brain.snapshot_cache import CACHE_FILE, CachedSource, cached_brain
+from keel.brain.snapshot_cache import CACHE_FILE, CachedSource, FollowedSource, cached_brain
 from tests.conftest import EXAMPLE, WriteBrain
 
 HOUR_NS = 3600 * 10**9
@@ -303,3 +303,31 @@ def test_the_cached_source_holds_one_snapshot(brain_root: Path) -> None:
     assert instructions(CachedSource(brain_root).current())["ticket"] == (
         "Changed while the command ran."
     )
+
+
+# -- the followed source: a long-lived process that answers as a new one would -------------
+
+
+def test_the_followed_source_reads_again_only_when_a_file_moved(
+    brain_root: Path, parses: CountingParse
+) -> None:
+    source = FollowedSource(brain_root, wall_clock=later)
+    first = source.current()
+    parses.take()
+    assert source.refresh() is first, "nothing moved: the same snapshot, nothing read"
+    (brain_root / TICKET).write_text(context("Edited between two prompts."))
+    edited = source.refresh()
+    assert parses.take() == [TICKET]
+    assert instructions(edited)["ticket"] == "Edited between two prompts."
+    (brain_root / "features/support/refunds.context.md").unlink()
+    assert "refunds" not in source.refresh().contexts
+    assert source.refresh() == cached_brain(brain_root, wall_clock=later)
+
+
+def test_the_followed_source_reads_again_while_a_file_is_too_fresh_to_trust(
+    brain_root: Path,
+) -> None:
+    source = FollowedSource(brain_root)  # the files were written just now
+    first = source.current()
+    assert source.refresh() is not first, "a signature within the clock's tick proves nothing"
+    assert source.refresh() == first

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from keel.brain.snapshot_cache import CACHE_FILE
 from keel.cli import app
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -36,6 +37,17 @@ def test_the_broken_brain_fails_doctor_with_exit_1(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "fail" in result.output
     assert "features/desk/" in result.output
+
+
+def test_doctor_reads_the_brain_through_its_cache_and_sees_an_edit(tmp_path: Path) -> None:
+    brain = copy_example("brain", tmp_path)
+    assert runner.invoke(app, ["doctor", str(brain)]).exit_code == 0
+    assert (brain / CACHE_FILE).is_file(), "the snapshot cache was written"
+    role = next((brain / "features").rglob("*.agent.md"))
+    role.write_text("---\nwhne: [always]\n---\n", encoding="utf-8")
+    result = runner.invoke(app, ["doctor", str(brain)])
+    assert result.exit_code == 1
+    assert "whne" in result.output
 
 
 def test_doctor_json_has_the_documented_shape(tmp_path: Path) -> None:

@@ -216,7 +216,8 @@ def test_the_hook_as_claude_code_runs_it(dev: Engine, database_url: str) -> None
         input=payload("prompt_checkout"),
         capture_output=True,
         text=True,
-        env=child_env(),
+        # No warm server left behind: tests/cli/test_hook_client.py runs the hook with one.
+        env={**child_env(), "KEEL_HOOK_SERVER": "off"},
         check=False,
     )
     assert (done.returncode, done.stderr) == (0, "")

@@ -92,6 +92,50 @@ class CachedSource:
         """Nothing to stop: no watcher, no probe."""
 
 
+class FollowedSource:
+    """A brain source for a long-lived process that must answer as a new process would (the
+    prompt hook's warm server): `refresh()` takes every file's stat signature and, when one
+    moved, a file came or went, or a file changed too recently for its signature to be
+    trusted, reads the brain through the cache again. So the snapshot is always the one
+    `cached_brain` builds at that moment, at the cost of a listing and a stat per file."""
+
+    def __init__(self, root: Path, *, wall_clock: Callable[[], int] = time.time_ns) -> None:
+        self.root = check_root(root)
+        self._wall = wall_clock
+        self._seen: dict[str, Signature | None] = {}
+        self._read = 0  # when the brain held was read
+        self._brain = self._reread(self._wall(), self._signatures())
+
+    def refresh(self) -> Brain:
+        """The brain as `cached_brain` reads it now; the one held while nothing moved."""
+        started = self._wall()
+        seen = self._signatures()
+        if seen != self._seen or not all(
+            _changed(signature) + _RACY_NS <= self._read
+            for signature in seen.values()
+            if signature is not None
+        ):
+            self._brain = self._reread(started, seen)
+        return self._brain
+
+    def current(self) -> Brain:
+        """The brain of the last `refresh`."""
+        return self._brain
+
+    def close(self) -> None:
+        """Nothing to stop: no watcher, no thread."""
+
+    def _signatures(self) -> dict[str, Signature | None]:
+        files, _ = scan(self.root)
+        base = str(self.root)
+        return {rel: _signature(os.path.join(base, rel)) for rel in files}
+
+    def _reread(self, started: int, seen: dict[str, Signature | None]) -> Brain:
+        brain = cached_brain(self.root, wall_clock=self._wall)
+        self._seen, self._read = seen, started
+        return brain
+
+
 def cached_brain(root: Path, *, wall_clock: Callable[[], int] = time.time_ns) -> Brain:
     """The brain at `root`, parsing only the files whose cache entry no longer holds; the
     cache is rewritten when a file was parsed, added or removed, or has settled."""
@@ -149,8 +193,12 @@ def _entry(base: str, rel: str, known: _Entry | None, started: int) -> tuple[_En
 def _settled(signature: Signature, entry: _Entry) -> bool:
     """Whether the file last changed well before the entry was written, so that any later
     change gives it another signature."""
-    changed = max(signature[i] for i in (1, 2, 5, 6) if i < len(signature))  # mtimes, ctimes
-    return changed + _RACY_NS <= entry.written
+    return _changed(signature) + _RACY_NS <= entry.written
+
+
+def _changed(signature: Signature) -> int:
+    """When the file (or its link's target) last changed: its latest mtime or ctime."""
+    return max(signature[i] for i in (1, 2, 5, 6) if i < len(signature))
 
 
 def _signature(path: str) -> Signature | None:

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 
 from keel import __version__
 from keel.cli.commands import COMMANDS, SUMMARY, load
 from keel.cli.status import EXIT_USAGE
+
+# Not `typing.TYPE_CHECKING`: importing typing (or collections.abc) would cost every
+# command line its time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
+
+# The command a coding agent runs on every prompt: its brain's warm server answers first.
+AGENT_HOOK = "agent-hook"
 
 OPTIONS = (
     ("--version", "Print Keel's version and exit."),
@@ -44,10 +53,20 @@ def main() -> None:
         sys.stdout.write(f"keel {__version__}\n")
         sys.stdout.flush()
         raise SystemExit(0)
+    if args[0] == AGENT_HOOK:
+        from keel.cli import hook_client
+
+        hook_client.main(args[1:], cold=lambda: _command(args))
+    _command(args)
+
+
+def _command(args: list[str]) -> NoReturn:
+    """Run the command line `args` through typer, with only its command's module loaded."""
     from keel.cli.root import app
 
     load(args[0])
     app()
+    raise SystemExit(0)  # typer exits by itself; this says so to the type checker
 
 
 def overview(width: int, *, box: str = BOX) -> str:

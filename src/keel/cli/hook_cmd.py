@@ -8,12 +8,21 @@ warnings (brain code that failed) are one line each on stderr, with status 0.
 
 Each prompt is a new process, so the brain is read through its snapshot cache
 (`keel.brain.snapshot_cache`): only the files edited since the last prompt are parsed, and
-an edit always reaches the next prompt.
+an edit always reaches the next prompt. The `keel` script first asks the brain's warm
+server (`keel.cli.hook_client`, `keel.cli.hook_server`), which answers through `respond`
+here with an engine it keeps open: this command is the cold path, and both print the same.
+
+What arrives on stdin is data, the agent's JSON, read as bytes (JSON is UTF-8; bytes that
+are not are a malformed input like any other).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import typer
 import typer.core
@@ -36,7 +45,21 @@ from keel.log import shown
 from keel.mcp.hook import answer, output, read_input
 from keel.mcp.room import Room
 
+if TYPE_CHECKING:
+    from keel.runtime.engine import Engine
+
 NAME = "keel agent-hook"
+# How one hook call gets its engine: opened for the call, or a warm server's, kept open.
+Opener = Callable[[], AbstractContextManager["Engine"]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Said:
+    """What one hook call prints, on each stream, and its exit status."""
+
+    out: str = ""
+    err: str = ""
+    status: int = 0
 
 
 class _NeverBlocking(typer.core.TyperCommand):
@@ -64,15 +87,31 @@ def agent_hook(
     db: DbOpt = None,
 ) -> None:
     """Answer a coding agent's prompt hook: read its JSON on stdin, print the context to add."""
-    room = Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+    said = respond(
+        lambda: open_engine(brain, db, cached=True),
+        room_of(bot=bot, chat=chat, thread=thread, dm=dm, role=role),
+        sys.stdin.buffer.read(),
+    )
+    sys.stderr.write(said.err)
+    sys.stdout.write(said.out)
+    if said.status:
+        raise typer.Exit(said.status)
+
+
+def room_of(*, bot: str, chat: str, thread: str | None, dm: bool, role: str | None) -> Room:
+    """The room the command line names."""
+    return Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+
+
+def respond(engine: Opener, room: Room, stdin: bytes) -> Said:
+    """What the hook prints for the input `stdin`, answered with the engine `engine` opens:
+    the context to add, one line per warning, or one line saying why it could not."""
     try:
-        payload = read_input(sys.stdin.read())
-        with open_engine(brain, db, cached=True) as engine:
-            said = answer(engine, room, payload)
+        payload = read_input(stdin)
+        with engine() as opened:
+            said = answer(opened, room, payload)
     except KeelError as exc:
-        sys.stderr.write(f"{NAME}: {exc}\n")
-        raise typer.Exit(EXIT_FAILED) from None
-    for warning in said.warnings:
-        sys.stderr.write(f"{NAME}: warning: {shown(warning)}\n")
-    if said.text:
-        sys.stdout.write(output(payload.hook_event_name, said.text) + "\n")
+        return Said(err=f"{NAME}: {exc}\n", status=EXIT_FAILED)
+    warnings = "".join(f"{NAME}: warning: {shown(warning)}\n" for warning in said.warnings)
+    out = output(payload.hook_event_name, said.text) + "\n" if said.text else ""
+    return Said(out=out, err=warnings)

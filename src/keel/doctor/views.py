@@ -11,7 +11,8 @@ stub on every turn, one over half of it is close to becoming one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import ContextSpec, ViewRef, WhenWord
@@ -168,7 +169,7 @@ def _timed(scope: Scope) -> Iterator[Finding]:
         "make it end sooner (a recursive query needs a stop, a filter an index), or raise "
         f"state.readTimeoutMs in {manifest.path or MANIFEST_PATH}"
     )
-    for ref, path, line in _read_by_turns(scope):
+    for ref, path, where in _read_by_turns(scope):
         rows, seconds = timed_read(
             reader, ref, limit=manifest.state_rows, timeout_ms=timeout_ms, clock=scope.clock
         )
@@ -181,7 +182,7 @@ def _timed(scope: Scope) -> Iterator[Finding]:
                 "when doctor read it as a turn does — every turn that reads it shows a stub "
                 f"instead of its rows; {fix}",
                 file=path,
-                line=line,
+                line=where(),
             )
         elif rows.problem is None and took_ms * 2 > timeout_ms:
             yield found(
@@ -191,13 +192,14 @@ def _timed(scope: Scope) -> Iterator[Finding]:
                 f"state.readTimeoutMs ({timeout_ms} ms) — under more load it may pass it, and "
                 f"then turns show a stub instead of its rows; {fix}",
                 file=path,
-                line=line,
+                line=where(),
             )
 
 
-def _read_by_turns(scope: Scope) -> Iterator[tuple[ViewRef, str, int | None]]:
+def _read_by_turns(scope: Scope) -> Iterator[tuple[ViewRef, str, Callable[[], int | None]]]:
     """Each view a turn may read that the database has (with its `by` column), once, with
-    the file and line of the first context or role that carries it."""
+    the file of the first context or role that carries it and how to find its line there
+    (looked up only for a finding: it reads the file's frontmatter again)."""
     schema = scope.schema
     if schema is None:
         return
@@ -211,11 +213,15 @@ def _read_by_turns(scope: Scope) -> Iterator[tuple[ViewRef, str, int | None]]:
             )
             if readable and ref not in seen:
                 seen.add(ref)
-                yield ref, context.path, scope.lines.item(context.path, "data", is_view(ref.view))
+                yield (
+                    ref,
+                    context.path,
+                    partial(scope.lines.item, context.path, "data", is_view(ref.view)),
+                )
     for ident in sorted(brain.roles):
         role = brain.roles[ident]
         for view in role.state:
             ref = ViewRef(view=view)
             if schema.has(view) and view not in brain.claimed_views and ref not in seen:
                 seen.add(ref)
-                yield ref, role.path, scope.lines.item(role.path, "state", is_word(view))
+                yield ref, role.path, partial(scope.lines.item, role.path, "state", is_word(view))

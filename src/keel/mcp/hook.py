@@ -88,8 +88,9 @@ class HookInput(BaseModel):
     source: str | None = None
 
 
-def read_input(text: str) -> HookInput:
-    """The hook's stdin as a `HookInput`; `UsageError` in one line saying what is wrong."""
+def read_input(text: str | bytes) -> HookInput:
+    """The hook's stdin (text, or bytes in UTF-8) as a `HookInput`; `UsageError` in one
+    line saying what is wrong."""
     try:
         data: Any = json.loads(text)
     except ValueError as exc:

@@ -102,6 +102,8 @@ class Engine:
         tools: Registry = TOOLS,
         watch: bool = True,
         cached: bool = False,
+        source: SnapshotSource | None = None,
+        code: CodeRunner | None = None,
     ) -> None:
         """Open the brain at `brain` (a `UsageError` if it is not a brain directory).
 
@@ -111,18 +113,25 @@ class Engine:
         reads the brain once, through the snapshot cache in its `.keel/` folder
         (`keel.brain.snapshot_cache`: only files edited since the last process are parsed),
         and follows no edit after that: for a process that lives one command, such as a
-        coding agent's prompt hook.
+        coding agent's prompt hook. A `source` given is used instead, as it follows the brain
+        at `brain` (the prompt hook's warm server: `keel.brain.snapshot_cache.FollowedSource`).
+        `code` is a runner of the brain's code already started, which the engine uses and
+        closes (`keel doctor` starts it early, so its workers start while the rest loads).
         """
-        self.source: SnapshotSource = (
-            CachedSource(Path(brain)) if cached else BrainSource(Path(brain), watch=watch)
-        )
+        self.source: SnapshotSource
+        if source is not None:
+            self.source = source
+        elif cached:
+            self.source = CachedSource(Path(brain))
+        else:
+            self.source = BrainSource(Path(brain), watch=watch)
         self.url = anchored(db) if db else default_url(self.source.root)
         self.counter: TokenCounter = counter or Estimator()
         self.tools = tools
         self._lock = threading.Lock()
         self._database: Database | None = None
         self._store: Store | None = None
-        self._code: CodeRunner | None = None
+        self._code: CodeRunner | None = code
 
     # -- what it holds -----------------------------------------------------------------
 
