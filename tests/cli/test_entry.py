@@ -4,6 +4,7 @@ command with only its own module; the command table the help is printed from."""
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from keel import __version__
-from keel.cli import app
+from keel.cli import app, entry
 from keel.cli.commands import COMMANDS, SUMMARY
 from keel.cli.entry import ASCII_BOX, overview
 
@@ -181,3 +182,34 @@ def test_a_stream_that_cannot_write_the_box_gets_ascii() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode("ascii") == overview(80, box=ASCII_BOX)
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "starts"),
+    [
+        (["--version"], 0, f"keel {__version__}\n"),
+        (["--help"], 0, " Usage: keel"),
+        ([], 2, " Usage: keel"),
+    ],
+)
+def test_the_entry_point_answers_in_process(
+    args: list[str],
+    status: int,
+    starts: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["keel", *args])
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    assert ended.value.code == status
+    assert capsys.readouterr().out.startswith(starts)
+
+
+def test_the_width_is_columns_else_the_terminals_else_80(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "123")
+    assert entry.width() == 123
+    monkeypatch.setenv("COLUMNS", "wide")
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # no file number: not a terminal
+    assert entry.width() == entry.DEFAULT_WIDTH

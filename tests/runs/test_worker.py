@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -19,6 +20,9 @@ from typing import Any, TypeVar
 
 import pytest
 
+from keel.runs import service as runs_service
+from keel.runs import worker
+from keel.runs.schedules import Schedule
 from keel.runtime.engine import Engine
 from keel.store.run_values import RunRow
 from tests.runs.brains import ROLE
@@ -226,3 +230,24 @@ def test_two_workers_run_each_tick_once_and_finish_the_run_of_one_killed(
         in_chat = [m.message_id for m in tx.sent_messages(CHAT, limit=1000)]
     assert len(in_chat) == len(set(in_chat))
     assert len(in_chat) >= len([r for r in runs if r.status == "done"])
+
+
+def test_a_worker_names_its_schedules_and_its_journal() -> None:
+    assert worker.schedules_line([]) == "no schedules"
+    report = worker.WorkerReport(
+        executor="w-1",
+        journal={"url": "postgresql://db/test", "schema": "dbos_x"},
+        schedules=[
+            Schedule(name="nightly", heartbeat="chase", cron="0 0 3 * * *"),
+            Schedule(name="hourly", heartbeat="ping", cron="0 0 * * * *"),
+        ],
+    )
+    assert worker.started_line(report) == (
+        "worker w-1 · journal postgresql://db/test (schema dbos_x) · 2 schedules: nightly, hourly"
+    )
+
+
+def test_a_stop_signal_sets_the_event_from_a_thread_of_its_own() -> None:
+    stop = threading.Event()
+    runs_service.stop_on_signal(stop)(signal.SIGTERM, None)
+    assert stop.wait(5)
