@@ -80,6 +80,7 @@ class Workers:
                 self.spawn_error = f"no worker process could be started: {exc}"
                 self.retry_at = time.monotonic() + _RESPAWN_BACKOFF_S
                 LOG.error("%s", self.spawn_error)
+                self.changed.notify_all()  # whoever waits for the pool to be ready: it won't be
                 return
             self.started += 1
             self.all.append(worker)
