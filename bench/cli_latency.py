@@ -47,7 +47,7 @@ from typing import Any
 
 from keel.brain.snapshot_cache import CACHE_FILE
 from keel.cli.hook_client import SWITCH
-from keel.cli.hook_wire import peer_uid, socket_path
+from keel.cli.hook_wire import peer, socket_path
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "examples" / "brain"
@@ -146,10 +146,10 @@ def listening(brain: Path) -> int:
             except OSError:
                 time.sleep(0.1)
                 continue
-            if peer_uid(sock) != os.getuid():
+            pid, uid = peer(sock)
+            if uid != os.getuid():
                 raise SystemExit(f"{path}: a server of another user")
-            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-            return int.from_bytes(raw[:4], sys.byteorder)
+            return pid
     raise SystemExit(f"no warm server came to listen at {path}")
 
 

@@ -20,7 +20,7 @@ from typing import NoReturn
 import pytest
 
 from keel.cli import hook_client
-from keel.cli.hook_wire import socket_path
+from keel.cli.hook_wire import peer, socket_path
 from tests.cli.test_entry import HEAVY
 from tests.conftest import WriteBrain
 from tests.mcp.brains import DEV_BRAIN, STYLE
@@ -145,8 +145,7 @@ def serving(path: str) -> int:
             except OSError:
                 time.sleep(0.1)
                 continue
-            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-            return int.from_bytes(raw[:4], sys.byteorder)
+            return peer(sock)[0]
     raise AssertionError(f"no server came to listen at {path}")
 
 

@@ -83,10 +83,15 @@ def private(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077 == 0
 
 
+def peer(sock: _socket.socket) -> tuple[int, int]:
+    """The process id and user of the process at the other end of a connected UNIX socket."""
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # pid, uid, gid
+    return int.from_bytes(raw[:4], sys.byteorder), int.from_bytes(raw[4:8], sys.byteorder)
+
+
 def peer_uid(sock: _socket.socket) -> int:
     """The user of the process at the other end of a connected UNIX socket."""
-    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # pid, uid, gid
-    return int.from_bytes(raw[4:8], sys.byteorder)
+    return peer(sock)[1]
 
 
 def read_all(sock: _socket.socket, limit: int = MAX_BYTES) -> bytes:
