@@ -213,8 +213,12 @@ def test_a_later_request_of_the_turn_is_checked_again_as_tool_results_grow() -> 
     big = Transcript().then(
         call, ToolResult(call_id="c1", name="context_open", content="a long result " * 400)
     )
-    with pytest.raises(FitOverflow, match=r"tool results added .* largest: .*transcript"):
+    with pytest.raises(FitOverflow, match=r"tool results added .* largest: .*transcript") as err:
         check_request(assembly, big, COUNTER)
+    # The advice points the right way: less tool output, or a larger window.
+    assert "Turn the tools' output (fewer rows, shorter results) down" in str(err.value)
+    assert "model.window down" not in str(err.value)
+    assert "raise model.input_allocation / model.window" in str(err.value)
 
 
 def test_the_history_notice_counts_messages_that_were_never_read() -> None:

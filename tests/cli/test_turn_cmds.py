@@ -55,7 +55,11 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
         "fit",
         "counter",
         "warnings",
+        "bot",
+        "chat",
+        "thread",
     }
+    assert (data["bot"], data["chat"], data["thread"]) == ("desk", SHOPPER, None)
     assert [set(s) for s in data["sections"]] == [
         {"id", "text", "budget_tokens", "used_tokens", "clipped", "warnings"}
     ] * len(data["sections"])
@@ -287,3 +291,13 @@ def test_attach_and_open_take_a_comma_list_like_reach(keel: Keel) -> None:
     bad = keel.invoke("turn", "--attach", "ticket=T-1,=x")
     assert bad.exit_code == 2
     assert "--attach '=x': write CTX or CTX=KEY" in bad.output
+
+
+def test_a_run_turn_speaks_where_the_run_speaks_unless_told(keel: Keel) -> None:
+    # morning-plan's frontmatter: bot nova, chat tg:user:1 — as `keel run` would speak.
+    data = keel.json("turn", "--run", "heartbeat:morning-plan")
+    assert (data["bot"], data["chat"], data["role"]) == ("nova", "tg:user:1", "coach")
+    given = keel.json("turn", "--run", "heartbeat:morning-plan", "--chat", "tg:user:9")
+    assert (given["bot"], given["chat"]) == ("nova", "tg:user:9")
+    plain = keel.json("turn", "--role", "coach")
+    assert (plain["bot"], plain["chat"]) == ("cli", "cli")

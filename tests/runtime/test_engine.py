@@ -91,6 +91,21 @@ def test_bind_and_unbind_are_the_tools_as_the_chats_role_calls_them(engine: Engi
         engine.unbind(context="ticket", chat=FORUM, thread="77", bot="desk")
 
 
+def test_a_binding_for_every_bot_acts_as_the_chats_ruled_bot_without_a_role(
+    engine: Engine,
+) -> None:
+    # No --bot and no --role: the forum's rule (bot desk, role support) decides.
+    said = engine.bind(context="ticket", entity="T-481", chat=FORUM, thread="77")
+    assert said == f"bound ticket in {FORUM} thread 77"
+    prepared, _ = engine.prepare(turn(Conversation(bot="desk", chat=FORUM, thread="77")))
+    assert [(a.link.context, a.link.entity) for a in prepared.attached] == [("ticket", "T-481")]
+    assert engine.unbind(context="ticket", chat=FORUM, thread="77") == (
+        f"unbound ticket in {FORUM} thread 77"
+    )
+    with pytest.raises(UsageError, match=r"no role given .* pass --role"):
+        engine.bind(context="ticket", entity="T-481", chat="tg:chat:-1009", thread="1")
+
+
 def test_open_reads_a_context_as_the_agent_would_and_holds_the_pin(engine: Engine) -> None:
     text = engine.open(turn(ACME), "client")
     assert 'entity="acme"' in text

@@ -31,7 +31,8 @@ KNOBS = {
     "tool": "the role's capabilities (fewer tools)",
     "skill": "the role's skills:",
     "prompt": "the role body",
-    "transcript": "the tool's output size, or model.window",
+    # A smaller window makes an overflow worse: only the tools' output can be turned down.
+    "transcript": "the tools' output (fewer rows, shorter results)",
 }
 
 

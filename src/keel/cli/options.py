@@ -78,8 +78,24 @@ BotOpt = Annotated[
         "--bot", help="The bot the turn is for.", callback=_checked("the bot", MAX_BOT_CHARS)
     ),
 ]
+TurnBotOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--bot",
+        help="The bot the turn is for (default: the --run's own bot, else cli).",
+        callback=_checked("the bot", MAX_BOT_CHARS),
+    ),
+]
 ChatOpt = Annotated[
     str, typer.Option("--chat", help="The chat the turn is in.", callback=_checked("the chat id"))
+]
+TurnChatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--chat",
+        help="The chat the turn is in (default: the --run's own chat, else cli).",
+        callback=_checked("the chat id"),
+    ),
 ]
 ThreadOpt = Annotated[
     str | None,

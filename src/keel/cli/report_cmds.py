@@ -12,9 +12,7 @@ import typer
 
 from keel.cli.options import (
     AtOpt,
-    BotOpt,
     BrainArg,
-    ChatOpt,
     DbOpt,
     DmOpt,
     EntityOpt,
@@ -23,6 +21,8 @@ from keel.cli.options import (
     RoleOpt,
     RunOpt,
     ThreadOpt,
+    TurnBotOpt,
+    TurnChatOpt,
     open_engine,
     parse_at,
 )
@@ -110,8 +110,8 @@ def explain(
         ),
     ] = None,
     role: RoleOpt = None,
-    bot: BotOpt = "cli",
-    chat: ChatOpt = "cli",
+    bot: TurnBotOpt = None,
+    chat: TurnChatOpt = None,
     thread: ThreadOpt = None,
     dm: DmOpt = False,
     input_text: InputOpt = "",
@@ -133,6 +133,7 @@ def explain(
                 found = engine.explain(turn_id)
             else:
                 request = build_request(
+                    engine.brain,
                     bot=bot,
                     chat=chat,
                     thread=thread,

@@ -13,11 +13,10 @@ from typing import Annotated
 
 import typer
 
+from keel.brain import Brain
 from keel.cli.options import (
     AtOpt,
-    BotOpt,
     BrainArg,
-    ChatOpt,
     DbOpt,
     DmOpt,
     EntityOpt,
@@ -26,6 +25,8 @@ from keel.cli.options import (
     RoleOpt,
     RunOpt,
     ThreadOpt,
+    TurnBotOpt,
+    TurnChatOpt,
     open_engine,
     parse_at,
     parse_entries,
@@ -37,14 +38,15 @@ from keel.cli.status import EXIT_OVERFLOW
 from keel.cli.turn_view import print_turn
 from keel.errors import FitOverflow, UsageError
 from keel.link.reach import check_override
-from keel.link.values import Conversation, TurnRequest
+from keel.link.values import Conversation, RunRef, TurnRequest
 from keel.payload.providers import PayloadFormat, first_request
-from keel.runtime.engine import Engine
+from keel.runtime.engine import DEFAULT_BOT, Engine
 from keel.runtime.model_specs import FORMS, build_model, parse_model
 from keel.runtime.models import ModelClient
 from keel.tokens.exact import counter_from_settings
 from keel.turn.prepared import Session
 
+DEFAULT_CHAT = "cli"
 InputOpt = Annotated[str, typer.Option("--input", help="The turn's input text.")]
 ReplyToOpt = Annotated[
     list[str] | None, typer.Option("--reply-to", help="A message this turn replies to.")
@@ -62,9 +64,10 @@ OpenOpt = Annotated[
 
 
 def build_request(
+    brain: Brain,
     *,
-    bot: str,
-    chat: str,
+    bot: str | None,
+    chat: str | None,
     thread: str | None,
     now: datetime,
     role: str | None,
@@ -78,18 +81,34 @@ def build_request(
     open_: list[str] | None,
 ) -> TurnRequest:
     """The turn the flags describe."""
+    ref = parse_run(run)
     return TurnRequest(
-        conversation=Conversation(bot=bot, chat=chat, thread=thread),
+        conversation=speaking_as(brain, ref, bot, chat, thread),
         now=now,
         role=role,
         dm=dm,
         input=input_text,
         reply_to=tuple(reply_to or ()),
-        run=parse_run(run),
+        run=ref,
         entity=entity,
         reach=parse_reach(reach),
         attach=parse_entries(attach, "--attach"),
         open=parse_entries(open_, "--open"),
+    )
+
+
+def speaking_as(
+    brain: Brain, run: RunRef | None, bot: str | None, chat: str | None, thread: str | None
+) -> Conversation:
+    """Where the turn is: the flags, else where the run speaks (as `keel run` would), else
+    the `cli` bot and chat."""
+    entity = brain.entity(run.kind, run.id) if run is not None else None
+    if entity is None:
+        return Conversation(bot=bot or DEFAULT_BOT, chat=chat or DEFAULT_CHAT, thread=thread)
+    return Conversation(
+        bot=bot or entity.bot or DEFAULT_BOT,
+        chat=chat or entity.chat or DEFAULT_CHAT,
+        thread=thread if chat is not None or thread is not None else entity.thread,
     )
 
 
@@ -104,8 +123,8 @@ def _check_reach(engine: Engine, request: TurnRequest) -> None:
 def turn(
     brain: BrainArg,
     role: RoleOpt = None,
-    bot: BotOpt = "cli",
-    chat: ChatOpt = "cli",
+    bot: TurnBotOpt = None,
+    chat: TurnChatOpt = None,
     thread: ThreadOpt = None,
     dm: DmOpt = False,
     input_text: InputOpt = "",
@@ -154,26 +173,27 @@ def turn(
     answers too (its tool calls run), and the answer is recorded."""
 
     def body() -> None:
-        request = build_request(
-            bot=bot,
-            chat=chat,
-            thread=thread,
-            now=parse_at(at),
-            role=role,
-            dm=dm,
-            input_text=input_text,
-            reply_to=reply_to,
-            run=run,
-            entity=entity,
-            reach=reach,
-            attach=attach,
-            open_=open_,
-        )
         client = answering_model(model, dry_run=dry_run, fmt=fmt)
         counter = counter_from_settings(counter_name, ranks)
         cli_session = Session(id=session, compacted=compacted) if session else None
         answer: dict[str, object] = {}
         with open_engine(brain, db, counter=counter) as engine:
+            request = build_request(
+                engine.brain,
+                bot=bot,
+                chat=chat,
+                thread=thread,
+                now=parse_at(at),
+                role=role,
+                dm=dm,
+                input_text=input_text,
+                reply_to=reply_to,
+                run=run,
+                entity=entity,
+                reach=reach,
+                attach=attach,
+                open_=open_,
+            )
             _check_reach(engine, request)
             card = None if dry_run else engine.answer_card(request)
             if card is not None:
@@ -199,9 +219,13 @@ def turn(
         if fmt is not None:
             emit_json(first_request(assembly, fmt))
         elif as_json:
+            where = request.conversation
             emit_json(
                 {
                     **prepared.to_json(),
+                    "bot": where.bot,
+                    "chat": where.chat,
+                    "thread": where.thread,
                     "sections": [s.to_json() for s in assembly.sections],
                     "fit": assembly.fit.to_json(),
                     "counter": assembly.counter,

@@ -300,9 +300,16 @@ class Engine:
         tool: str,
         arguments: Mapping[str, Any],
     ) -> str:
-        conversation = Conversation(bot=bot or DEFAULT_BOT, chat=chat, thread=thread)
+        actor = bot or (self._chat_bot(chat) if role is None else None) or DEFAULT_BOT
+        conversation = Conversation(bot=actor, chat=chat, thread=thread)
         request = TurnRequest(conversation=conversation, now=datetime.now(UTC), role=role)
         return self.call(request, tool, arguments)
+
+    def _chat_bot(self, chat: str) -> str | None:
+        """A call made for every bot acts as the first bot (by name) whose rule for `chat`
+        names a role: its role's capabilities decide, as they would in that chat."""
+        ruled = sorted(r.bot for r in self.brain.access.group_rules(chat) if r.role is not None)
+        return ruled[0] if ruled else None
 
     # -- reading the ledger and the journal back -----------------------------------------
 
