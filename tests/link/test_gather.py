@@ -20,6 +20,7 @@ from keel.link import (
     TurnRequest,
     link_turn,
 )
+from tests.conftest import WriteBrain
 
 NOW = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
 ACME = "tg:chat:-1002000000101"
@@ -337,3 +338,19 @@ def test_keys_given_to_a_run_are_checked(
     kind, _, ident = run.partition(":")
     with pytest.raises(LinkError, match=match):
         turn(brain, run=RunRef(kind=kind, id=ident), **kw)  # type: ignore[arg-type]
+
+
+def test_a_role_whose_file_did_not_load_is_named_with_the_reason(
+    write_brain: WriteBrain,
+) -> None:
+    root = write_brain(
+        {
+            "constitution/MANIFEST.yaml": "model: {name: m}\n",
+            "features/desk/clerk.agent.md": "---\ncapabilities: [context:read\n---\nHi.\n",
+        }
+    )
+    loaded = load_brain(root)
+    with pytest.raises(UsageError, match=r"role 'clerk': its file .*clerk\.agent\.md did not"):
+        link_turn(loaded, TurnRequest(conversation=OWNER, now=NOW, role="clerk"), Stored(turn=1))
+    with pytest.raises(UsageError, match=r"no role 'clark' in this brain"):
+        link_turn(loaded, TurnRequest(conversation=OWNER, now=NOW, role="clark"), Stored(turn=1))

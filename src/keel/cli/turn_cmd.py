@@ -44,7 +44,7 @@ from keel.runtime.engine import DEFAULT_BOT, Engine
 from keel.runtime.model_specs import FORMS, build_model, parse_model
 from keel.runtime.models import ModelClient
 from keel.tokens.exact import counter_from_settings
-from keel.turn.prepared import Session
+from keel.turn.prepared import Session, prepared_json
 
 DEFAULT_CHAT = "cli"
 InputOpt = Annotated[str, typer.Option("--input", help="The turn's input text.")]
@@ -219,19 +219,7 @@ def turn(
         if fmt is not None:
             emit_json(first_request(assembly, fmt))
         elif as_json:
-            where = request.conversation
-            emit_json(
-                {
-                    **prepared.to_json(),
-                    "bot": where.bot,
-                    "chat": where.chat,
-                    "thread": where.thread,
-                    "sections": [s.to_json() for s in assembly.sections],
-                    "fit": assembly.fit.to_json(),
-                    "counter": assembly.counter,
-                    **answer,
-                }
-            )
+            emit_json({**prepared_json(prepared, assembly, request.conversation), **answer})
         else:
             if dry_run:
                 console().print("[yellow]dry run:[/] nothing was recorded")

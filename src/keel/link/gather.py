@@ -21,7 +21,7 @@ from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry, RoleSpec
 from keel.errors import Refused, UsageError
 from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
-from keel.link.reach import find_run, run_reach
+from keel.link.reach import find_run, no_role, run_reach
 from keel.link.values import (
     STICKY,
     STRENGTH,
@@ -72,7 +72,7 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None) -> RoleSpe
         name = rule.role
     role = brain.roles.get(name)
     if role is None:
-        raise UsageError(f"no role '{name}' in this brain{did_you_mean(name, brain.roles)}")
+        raise no_role(brain, name)
     return role
 
 

@@ -36,6 +36,19 @@ def find_run(brain: Brain, run: RunRef) -> EntitySpec:
     raise UsageError(f"no {run.kind} '{run.id}' in this brain{did_you_mean(run.id, same_kind)}")
 
 
+def no_role(brain: Brain, name: str) -> UsageError:
+    """Why `name` is no role of this brain: its file is there but did not load (and why),
+    or no file names it (with the nearest real one)."""
+    file = f"{name}.agent.md"
+    skip = next((s for s in brain.skips if s.path.rpartition("/")[2] == file), None)
+    if skip is not None:
+        return UsageError(
+            f"role '{name}': its file {skip.path} did not load — {_where(skip)}{skip.reason}; "
+            "fix it (`keel doctor <brain>` lists every file that did not load)"
+        )
+    return UsageError(f"no role '{name}' in this brain{did_you_mean(name, brain.roles)}")
+
+
 def _skipped(brain: Brain, run: RunRef) -> Skip | None:
     """The first skip of the run's own file (`<id>.<kind>.md`, or its code half)."""
     names = {f"{run.id}.{run.kind}.md", f"{run.id}.{run.kind}.py"}

@@ -52,7 +52,7 @@ from keel.store.store import Store
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_MESSAGE, message_id_for
 from keel.turn.prepare import Preparation, assembled, consult, prepare_in
-from keel.turn.prepared import PreparedTurn
+from keel.turn.prepared import PreparedTurn, prepared_json
 
 LOST = (
     "this call ran before the run was interrupted, and its answer was lost — check what it "
@@ -66,16 +66,6 @@ class RunFailed(KeelError):
     def __init__(self, message: str, *, refused: bool = False) -> None:
         super().__init__(message)
         self.refused = refused
-
-
-def turn_json(prepared: PreparedTurn, assembly: Assembly) -> dict[str, Any]:
-    """A turn as `keel turn --json` prints it."""
-    return {
-        **prepared.to_json(),
-        "sections": [s.to_json() for s in assembly.sections],
-        "fit": assembly.fit.to_json(),
-        "counter": assembly.counter,
-    }
 
 
 def agent_turn(
@@ -141,7 +131,7 @@ class RunSteps:
                 # The turn and its step's row commit together, or neither does.
                 with store.transaction() as tx:
                     prepared, assembly = assembled(prepare_in(tx, consulted))
-                    turn = turn_json(prepared, assembly)
+                    turn = prepared_json(prepared, assembly, preparation.request.conversation)
                     output = {"turn": turn, "assembly": assembly_json(assembly)}
                     row = StepRow(
                         run_id=context.run_id,

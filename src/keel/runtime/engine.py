@@ -38,7 +38,6 @@ from sqlalchemy import Engine as Database
 from keel.assemble.values import Assembly, Fit, ToolCall
 from keel.brain.constitution import CodeAccess
 from keel.brain.knobs import turn_knobs
-from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain, SnapshotSource
 from keel.brain.snapshot_cache import CachedSource
 from keel.brain.source import BrainSource
@@ -66,6 +65,7 @@ from keel.ledger import (
 )
 from keel.link.bindings import tenant_of
 from keel.link.gather import resolve_role
+from keel.link.reach import no_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
 from keel.runtime.cards import answer_reply
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
@@ -318,9 +318,7 @@ class Engine:
     ) -> AgentContext:
         """`agent_context`: what each context cost `role`'s turns since `since`."""
         if role not in self.brain.roles:
-            raise UsageError(
-                f"no role '{role}' in this brain{did_you_mean(role, self.brain.roles)}"
-            )
+            raise no_role(self.brain, role)
         moment = now or datetime.now(UTC)
         start = self._since(since, moment)
         with self.store.transaction() as tx:

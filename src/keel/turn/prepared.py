@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keel.assemble.values import Message
+from keel.assemble.values import Assembly, Message
 from keel.budget.fit import Attached, Stub
 from keel.budget.rows import ViewRows
-from keel.link.values import Refusal
+from keel.link.values import Conversation, Refusal
 from keel.store.journal_values import TurnJournal
 
 
@@ -92,3 +92,19 @@ class PreparedTurn:
             "warnings": list(self.log),
             "engage": self.engage,
         }
+
+
+def prepared_json(
+    prepared: PreparedTurn, assembly: Assembly, where: Conversation
+) -> dict[str, Any]:
+    """A prepared turn as `keel turn --json`, POST /v1/turns and a run's step print it:
+    where it was, what it carried, its sections and its fit."""
+    return {
+        **prepared.to_json(),
+        "bot": where.bot,
+        "chat": where.chat,
+        "thread": where.thread,
+        "sections": [s.to_json() for s in assembly.sections],
+        "fit": assembly.fit.to_json(),
+        "counter": assembly.counter,
+    }

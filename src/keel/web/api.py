@@ -20,7 +20,7 @@ from keel.ledger import DEFAULT_SINCE, parse_since
 from keel.link.values import Conversation, Origin
 from keel.payload.providers import first_request
 from keel.runtime.engine import DEFAULT_LIMIT
-from keel.turn.prepared import Session
+from keel.turn.prepared import Session, prepared_json
 from keel.web.auth import require_token, served
 from keel.web.bodies import (
     BindBody,
@@ -105,13 +105,7 @@ def answer_turn(
     else:
         with holding:
             prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
-    answer = {
-        **prepared.to_json(),
-        "sections": [s.to_json() for s in assembly.sections],
-        "fit": assembly.fit.to_json(),
-        "counter": assembly.counter,
-        **reply,
-    }
+    answer = {**prepared_json(prepared, assembly, request.conversation), **reply}
     if body.format is not None:
         answer["request"] = first_request(assembly, body.format)
     return KeelJSON(answer)
