@@ -152,7 +152,7 @@ ApprovalKey = Annotated[str, AfterValidator(_approval_key)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, defer_build=True)
 
 
 class ViewEntry(Strict):
@@ -266,7 +266,7 @@ class ModelFront(Strict):
 class ApprovalsFront(Strict):
     """`approvals:` — risk classes and `timeout` by name; any other key is a capability."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=False, defer_build=True)
     # Keys pydantic knows nothing of are capabilities, each with its decision.
     __pydantic_extra__: dict[ApprovalKey, Decision] = Field(init=False)
 

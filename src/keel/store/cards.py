@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from keel.assemble.values import Usage
 from keel.errors import StoreError
@@ -21,7 +20,7 @@ from keel.link.values import Conversation
 from keel.store import schema
 from keel.store.run_values import CARD_STATUSES, CardRow, CardStatus, SentMessage, UsageRow
 from keel.store.runs import dumps, reach_of
-from keel.store.sql import conversation_key, key, unkey, utc
+from keel.store.sql import conversation_key, dialect_insert, key, unkey, utc
 
 _CARDS = schema.cards
 _USAGE = schema.usage
@@ -155,8 +154,9 @@ def record_usage(conn: Connection, row: UsageRow) -> bool:
         "output_tokens": row.usage.output_tokens,
         "at": utc(row.at, f"the time of request {row.step!r}"),
     }
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(_USAGE).on_conflict_do_nothing(index_elements=["run_id", "step"])
+    stmt = dialect_insert(conn.dialect.name, _USAGE).on_conflict_do_nothing(
+        index_elements=["run_id", "step"]
+    )
     return conn.execute(stmt, values).rowcount > 0
 
 

@@ -17,7 +17,6 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Connection, Insert, Row, Update, bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from keel.brain.specs import ENTITY_KINDS, EntityKind, ReachEntry
 from keel.errors import StoreError
@@ -31,7 +30,7 @@ from keel.store.run_values import (
     StepRow,
     StepStatus,
 )
-from keel.store.sql import key, unkey, upsert, utc
+from keel.store.sql import dialect_insert, key, unkey, upsert, utc
 
 _RUNS = schema.runs
 _STEPS = schema.run_steps
@@ -75,9 +74,7 @@ def reach_of(data: Any) -> tuple[ReachEntry, ...]:
 def _record_step(dialect: str) -> Insert:
     """A step's row written over one not done, in one statement; RETURNING says whether it
     was written (psycopg's rowcount of an upsert is not to be trusted)."""
-    stmt: sqlite.Insert | postgresql.Insert = (
-        postgresql.insert(_STEPS) if dialect == "postgresql" else sqlite.insert(_STEPS)
-    )
+    stmt = dialect_insert(dialect, _STEPS)
     kept = ("run_id", "seq")
     changed = {c.name: stmt.excluded[c.name] for c in _STEPS.columns if c.name not in kept}
     return stmt.on_conflict_do_update(
@@ -87,9 +84,7 @@ def _record_step(dialect: str) -> Insert:
 
 @cache
 def _add_run(dialect: str) -> Insert:
-    stmt: sqlite.Insert | postgresql.Insert = (
-        postgresql.insert(_RUNS) if dialect == "postgresql" else sqlite.insert(_RUNS)
-    )
+    stmt = dialect_insert(dialect, _RUNS)
     # RETURNING says whether the row was written: psycopg's rowcount here is -1.
     return stmt.on_conflict_do_nothing(index_elements=["id"]).returning(_RUNS.c.id)
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import BigInteger, DateTime, Dialect, Integer, Table, TypeDecorator
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
+
 
 from keel.errors import StoreError
 from keel.link.values import LINK_KINDS, Conversation, LinkKind
@@ -110,12 +113,22 @@ def upsert(
     `update` names columns that take the new row's value; `set_` gives other expressions
     (where the table's own columns mean the row already stored).
     """
-    stmt: sqlite.Insert | postgresql.Insert = (
-        postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
-    )
+    stmt = dialect_insert(dialect, table)
     values: dict[str, Any] = {name: stmt.excluded[name] for name in update}
     values.update(set_ or {})
     return stmt.on_conflict_do_update(index_elements=list(keys), set_=values)
+
+
+def dialect_insert(dialect: str, table: Table) -> sqlite.Insert | postgresql.Insert:
+    """The dialect's own INSERT (with ON CONFLICT). Imported here, not at the top: a
+    process on SQLite should not pay for loading PostgreSQL's dialect, nor the reverse."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table)
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table)
 
 
 def reason(exc: SQLAlchemyError) -> str:
