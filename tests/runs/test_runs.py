@@ -9,10 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from dbos import SetWorkflowID
+from sqlalchemy import event
 
-from keel.link.values import Conversation, TurnRequest
+from keel.link.values import Conversation, RunRef, TurnRequest
 from keel.runs.service import order_for, start, wait
 from keel.runs.values import RunOrder
+from keel.runs.workflows import register
 from tests.runs.conftest import Runs
 from tests.runs.processes import finish, keel
 
@@ -76,6 +79,31 @@ def test_model_none_prepares_and_records_the_turn_only(runs: Runs) -> None:
     assert (record["status"], names(record)) == ("done", ["start", "prepare", "finish"])
     assert record["messages"] == []
     assert record["turns"][0]["role"] == "news"
+
+
+def test_a_run_that_asks_no_model_finishes_in_the_commit_of_its_turn(runs: Runs) -> None:
+    commits: list[None] = []
+
+    def count(_: Any) -> None:
+        commits.append(None)
+
+    database = runs.engine.database
+    event.listen(database, "commit", count)
+    try:
+        order = order_for(runs.engine.brain, RunRef(kind="heartbeat", id="daily"), model="none")
+        with SetWorkflowID(order.id):  # in this thread, as a worker runs it
+            assert register().run(order.to_json())["status"] == "done"
+    finally:
+        event.remove(database, "commit", count)
+    # `start` commits the run's row; the turn, its `prepare` row and `finish` commit as one.
+    assert len(commits) == 2
+    record = runs.json("runs", "show", order.id)
+    assert [(s["name"], s["status"]) for s in record["steps"]] == [
+        ("start", "done"),
+        ("prepare", "done"),
+        ("finish", "done"),
+    ]
+    assert record["status"] == "done"
 
 
 def test_a_post_that_could_only_come_back_keyed_fails_the_run_as_refused(runs: Runs) -> None:

@@ -39,10 +39,12 @@ from keel.runs.journal import (
     Marking,
     StepTaken,
     durable,
+    finished,
     nothing,
     now,
     once,
     recorded,
+    step_row,
     write_step,
 )
 from keel.runtime.loop import TurnOutcome, preparation, run_turn
@@ -92,7 +94,8 @@ def prepare_only(context: RunContext, request: TurnRequest) -> None:
     engine = context.engine
     steps = RunSteps(context)
     steps.prepare(
-        preparation(engine.brain, request, engine.counter, engine.tools, code=engine.code)
+        preparation(engine.brain, request, engine.counter, engine.tools, code=engine.code),
+        finishing=True,
     )
 
 
@@ -113,7 +116,11 @@ class RunSteps:
         self._reach = reach  # the turn's reach, when it is not the run's (a pipeline step)
         self._sent = 0  # messages the agent sent itself this turn
 
-    def prepare(self, preparation: Preparation) -> tuple[PreparedTurn, Assembly]:
+    def prepare(
+        self, preparation: Preparation, *, finishing: bool = False
+    ) -> tuple[PreparedTurn, Assembly]:
+        """Step `prepare`; `finishing`: nothing follows it, so its transaction also writes
+        the run's `finish` step (one commit fewer for a run that asks no model)."""
         context = self._context
         seq = context.next_seq()
         store = context.store
@@ -146,7 +153,10 @@ class RunSteps:
                     )
                     if not tx.record_step(row):
                         raise StepTaken(f"step {seq} of run {context.run_id} is done already")
+                    if finishing:
+                        _finish_in(tx, context, seq + 1)
                     seen["output"] = output
+                context.finished = finishing
             except StepTaken:
                 pass  # the twin's turn stands; read it below
             return None
@@ -312,3 +322,11 @@ def send(
         raise RunFailed(data["refused"], refused=True)
     message: dict[str, Any] = data["message"]
     return message
+
+
+def _finish_in(tx: Tx, context: RunContext, seq: int) -> None:
+    """Write step `finish` (number `seq`) in `tx`: the run is done."""
+    started = now()
+    done = finished(tx, run_id=context.run_id, executor=context.runtime.executor)
+    if not tx.record_step(step_row(context.run_id, seq, "finish", done, started)):
+        raise StepTaken(f"step {seq} of run {context.run_id} is done already")

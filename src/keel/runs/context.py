@@ -66,6 +66,9 @@ class RunContext:
     # This execution found no row of the run when it started: its steps skip the look
     # for a row an earlier execution wrote (`keel.runs.journal.once`).
     fresh: bool = False
+    # The work's last transaction also wrote the `finish` step (a run that asks no model):
+    # the workflow's own `finish` has nothing left to write.
+    finished: bool = False
     _model: ModelClient | None = field(default=None, repr=False)
     _spec: str | None = field(default=None, repr=False)  # the spec `_model` was made from
 

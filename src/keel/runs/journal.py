@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from keel.store import Tx
-from keel.store.run_values import StepRow, StepStatus
+from keel.store.run_values import RunStatus, StepRow, StepStatus
 from keel.store.store import Store
 
 T = TypeVar("T")
@@ -114,18 +114,7 @@ def first(
     try:
         with store.transaction() as tx:
             done = write(tx, computed)
-            row = StepRow(
-                run_id=run_id,
-                seq=seq,
-                name=name,
-                status=done.status,
-                started_at=started,
-                finished_at=now(),
-                turn_id=done.turn_id,
-                detail=done.detail,
-                output=done.output,
-            )
-            if not tx.record_step(row):
+            if not tx.record_step(step_row(run_id, seq, name, done, started)):
                 raise StepTaken(f"step {seq} of run {run_id} is done already")
     except StepTaken:
         found = recorded(store, run_id, seq)
@@ -157,6 +146,37 @@ class Marking(Store):
             row = self._mark(tx)
             if row is not None and not tx.record_step(row):
                 raise StepTaken(f"step {row.seq} of run {row.run_id} is done already")
+
+
+def finished(
+    tx: Tx,
+    *,
+    run_id: str,
+    executor: str,
+    error: str | None = None,
+    refused: bool = False,
+    result: Json = None,
+) -> Done:
+    """The `finish` step's effect: the run is done (or failed and why); what its row keeps."""
+    status: RunStatus = "failed" if error is not None else "done"
+    tx.set_run_status(run_id, status, now(), error=error, executor=executor)
+    output = {"status": status, "error": error, "refused": refused, "result": result}
+    return Done(output=output, detail=error or "")
+
+
+def step_row(run_id: str, seq: int, name: str, done: Done, started: datetime) -> StepRow:
+    """The row a step leaves: what its write returned, from `started` to now."""
+    return StepRow(
+        run_id=run_id,
+        seq=seq,
+        name=name,
+        status=done.status,
+        started_at=started,
+        finished_at=now(),
+        turn_id=done.turn_id,
+        detail=done.detail,
+        output=done.output,
+    )
 
 
 def write_step(store: Store, row: StepRow) -> None:

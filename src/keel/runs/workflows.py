@@ -42,11 +42,11 @@ from keel.log import logger
 from keel.runs.agent import RunFailed, agent_turn
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, first, nothing, now, once, recorded
+from keel.runs.journal import Done, finished, first, nothing, now, once, recorded
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
-from keel.store.run_values import RunRow, RunStatus
+from keel.store.run_values import RunRow
 
 LOG = logger("runs")
 RUN = "keel.run"
@@ -272,11 +272,18 @@ def finish(context: RunContext, failure: Failure | None, result: Any = None) -> 
     error = failure.error if failure is not None else None
     refused = failure is not None and failure.refused
 
+    if context.finished:
+        return  # the work's last transaction finished the run (a run that asks no model)
+
     def write(tx: Tx, _: None) -> Done:
-        status: RunStatus = "failed" if failure is not None else "done"
-        tx.set_run_status(order.id, status, now(), error=error, executor=context.runtime.executor)
-        output = {"status": status, "error": error, "refused": refused, "result": result}
-        return Done(output=output, detail=error or "")
+        return finished(
+            tx,
+            run_id=order.id,
+            executor=context.runtime.executor,
+            error=error,
+            refused=refused,
+            result=result,
+        )
 
     # Not a DBOS step: the write checks for its own row in its transaction, so a replay
     # that reaches it again finds the run finished and writes nothing (see the docstring).
