@@ -174,6 +174,13 @@ def test_the_acme_group_carries_acme_and_refuses_globex(brain: Brain) -> None:
     assert result.pins == {"client": "acme"}
 
 
+def test_one_link_offered_twice_in_a_pinned_room_is_refused_once(brain: Brain) -> None:
+    # An engage policy and a context's match both name the other client: one refusal.
+    globex = ReachEntry(context="client", entity="globex")
+    result = turn(brain, conversation=Conversation(bot="nova", chat=ACME), attach=(globex, globex))
+    assert [(r.context, r.entity, r.kind) for r in result.refused] == [("client", "globex", "code")]
+
+
 def test_another_bots_rule_pins_the_room_but_attaches_only_for_its_bot(brain: Brain) -> None:
     other_bot = Conversation(bot="desk", chat=ACME)
     result = turn(brain, conversation=other_bot, role="client-desk")

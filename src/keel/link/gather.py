@@ -116,7 +116,11 @@ class _Collector:
     keep: list[KeptLink] = field(default_factory=list)
 
     def refuse(self, context: str, entity: str | None, kind: LinkKind, reason: str) -> None:
-        self.refused.append(Refusal(context=context, entity=entity, kind=kind, reason=reason))
+        refusal = Refusal(context=context, entity=entity, kind=kind, reason=reason)
+        # Two sources may offer the same link (an engage policy and a context's match both
+        # name a ticket): its refusal is one fact, listed once.
+        if refusal not in self.refused:
+            self.refused.append(refusal)
 
     def offer(
         self,
