@@ -186,6 +186,10 @@ def test_another_bots_rule_pins_the_room_but_attaches_only_for_its_bot(brain: Br
     result = turn(brain, conversation=other_bot, role="client-desk")
     assert pairs(result) == []
     assert result.pins == {"client": "acme"}
+    assert result.log == (
+        "'client' is pinned to 'acme' in this chat by bot 'nova' (an access.yaml rule): it "
+        "attaches to that bot's turns only, and holds this bot's links there to 'acme'",
+    )
     opened = turn(
         brain, conversation=other_bot, role="client-desk", open=(ReachEntry(context="client"),)
     )
@@ -203,6 +207,17 @@ def test_a_tool_binding_links_the_thread_and_pins_it(brain: Brain) -> None:
     assert "bound to ticket 'T-481'" in result.refused[0].reason
     other_topic = Conversation(bot="desk", chat=FORUM, thread="78")
     assert pairs(turn(brain, stored, conversation=other_topic)) == []
+
+
+def test_another_bots_thread_binding_says_why_nothing_attached(brain: Brain) -> None:
+    bound = Binding(context="ticket", entity="T-481", chat=FORUM, thread="77", bot="desk")
+    nova = Conversation(bot="nova", chat=FORUM, thread="77")
+    result = turn(brain, Stored(turn=1, bindings=(bound,)), conversation=nova, role="client-desk")
+    assert pairs(result) == []
+    assert result.log == (
+        "'ticket' is pinned to 'T-481' in thread 77 by bot 'desk' (a context_bind call): it "
+        "attaches to that bot's turns only, and holds this bot's links there to 'T-481'",
+    )
 
 
 def test_a_thread_binding_beats_a_whole_chat_binding(brain: Brain) -> None:

@@ -200,7 +200,7 @@ def link_turn(
         if (skip := brain.failed_contexts.get(ident)) is not None
     ]
     reach = _run_links(brain, resolved, collector, log)
-    _chat_links(brain, request, collector, bindings)
+    _chat_links(brain, request, collector, bindings, log)
     restart = _reply_links(brain, request, stored.origins, collector, log)
     _code_links(brain, request.attach, collector)
     _ask_links(brain, request.open, reach, bindings, collector)
@@ -237,18 +237,36 @@ def _run_links(
 
 
 def _chat_links(
-    brain: Brain, request: TurnRequest, collector: _Collector, bindings: dict[str, Binding]
+    brain: Brain,
+    request: TurnRequest,
+    collector: _Collector,
+    bindings: dict[str, Binding],
+    log: list[str],
 ) -> None:
+    bot = request.conversation.bot
     for ident, binding in bindings.items():
         context = brain.contexts.get(ident)
         if context is None or "chat" not in context.when:
             continue
         # Another bot's binding pins the room but links only that bot's turns.
-        if binding.source == "access":
-            if binding.bot == request.conversation.bot:
-                collector.offer(context, binding.entity, "chat", explicit=True)
-        elif for_bot(binding, request.conversation):
+        if binding.source == "access" and binding.bot == bot:
+            collector.offer(context, binding.entity, "chat", explicit=True)
+        elif binding.source == "tool" and for_bot(binding, request.conversation):
             collector.offer(context, binding.entity, "chat", explicit=False)
+        elif ident in collector.pins:
+            log.append(_pinned_by_another_bot(binding))
+
+
+def _pinned_by_another_bot(binding: Binding) -> str:
+    """Why a bound context rides none of this bot's turns, though it holds the room."""
+    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
+    by = "an access.yaml rule" if binding.source == "access" else "a context_bind call"
+    key = f"'{binding.entity}'" if binding.entity is not None else "no entity"
+    return (
+        f"'{binding.context}' is pinned to {key} in {where} by bot '{binding.bot}' "
+        f"({by}): it attaches to that bot's turns only, and holds this bot's links there "
+        f"to {key}"
+    )
 
 
 def _reply_links(
