@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from keel.brain import Brain, ReachEntry
+from keel.brain import Brain, ReachEntry, load_brain
 from keel.errors import Refused
 from keel.link import Conversation, RunRef, TurnRequest
 from keel.store import Store
@@ -44,6 +44,27 @@ def test_open_in_a_pinned_room_answers_with_the_bound_clients_rows(
     assert "Globex" not in text
     with pytest.raises(Refused, match="bound to client 'acme'"):
         opened(brain, store, request, ReachEntry(context="client", entity="globex"))
+
+
+def test_instructions_longer_than_chars_are_opened_whole_with_views_stubbed(
+    brain: Brain, store: Store
+) -> None:
+    path = brain.root / "features" / "agency" / "client.context.md"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "entity: client slug", "entity: client slug\nchars: 120"
+        ),
+        encoding="utf-8",
+    )
+    small = load_brain(brain.root)
+    assert small.contexts["client"].chars == 120
+    text = opened(
+        small, store, TurnRequest(conversation=ACME, now=NOW), ReachEntry(context="client")
+    )
+    assert "You are in this client's own room." in text
+    assert "say you cannot discuss it." in text  # the instructions, whole
+    assert "1 row, not shown: no room left in this context" in text
+    assert "Acme Corporation" not in text
 
 
 def test_an_open_rides_the_next_keep_turns(brain: Brain, store: Store) -> None:

@@ -151,8 +151,12 @@ def render_block(
     sections: Sequence[tuple[str, str]] = (),
     sections_missing: bool = False,
     more_room: str | None = None,
+    opened: bool = False,
 ) -> Block | None:
     """The context's block within `chars`, or None when it cannot fit even in brief.
+
+    `opened`: the agent asked for this context by name (`context_open`), so instructions
+    longer than `chars` are still delivered whole, every view and section a stub after them.
 
     `sections` are the context's code sections, (key, text), placed after the views in
     what is left of `chars`; one that does not fit is a one-line stub under its key, which
@@ -168,8 +172,9 @@ def render_block(
         section_stubs.append(MISSING_SECTIONS)
     reserved = sum(len(s) for s in (*stubs, *section_stubs))
     room = chars - len(head) - len(body) - len(tail) - reserved
-    if room < 0:
+    if room < 0 and not opened:
         return None
+    room = max(room, 0)
     parts: list[tuple[str, str]] = [("instructions", body)]
     cut: list[str] = []
     stubbed: list[str] = []

@@ -1,7 +1,9 @@
 """`context_open(name, entity?)`: the agent opens a context mid-turn and reads it at once.
 
 The answer is what the turn's tail would carry for it — the instructions and the views as
-of now, fitted into the context's `chars` (or the one-line stub that says why not). The
+of now, fitted into the context's `chars`. Instructions longer than `chars` are delivered
+whole all the same, every view a one-line stub after them: the agent asked for it by name,
+and a stub that promised it must not be refused. The
 context then rides the conversation's next `keep` turns, its views read afresh each time.
 The same gates as a turn's ask link apply: the role must be able to call the tool, and the
 context must be one the role admits, the turn's run reaches, or access.yaml binds here;
@@ -64,13 +66,10 @@ def open_context(
     rendered = Rendered()
     if code is not None:
         rendered = render(code, brain, settings, (link,), tx.connection, tenant)
-    block = render_views(brain, settings, link, views, rendered.answers.get(link.pair))
-    if block is None:
-        chars = settings.chars[link.context]
-        raise Refused(
-            f"'{link.context}' cannot be read: its instructions alone are longer than its "
-            f"size limit ({chars} characters)"
-        )
+    # Asked for by name: instructions longer than its chars are delivered whole, views cut.
+    block = render_views(brain, settings, link, views, rendered.answers.get(link.pair), opened=True)
+    if block is None:  # `opened` always gives one: this says so to the type checker
+        raise Refused(f"'{link.context}' could not be rendered")
     return block.text
 
 

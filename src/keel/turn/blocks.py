@@ -49,9 +49,11 @@ def render_views(
     link: Link,
     views: Sequence[ViewRows],
     code: RenderAnswer | None = None,
+    *,
+    opened: bool = False,
 ) -> Block | None:
     """One linked context's block from its views as read and what its code rendered, within
-    its chars (None: too big)."""
+    its chars (None: too big; `opened`: instructions past its chars are kept, views stubbed)."""
     context = brain.contexts[link.context]
     sections = sections_of(code)
     return render_block(
@@ -63,6 +65,7 @@ def render_views(
         sections=sections,
         sections_missing=code is not None and code.failure is not None,
         more_room=room_advice(context, settings.role, brain.manifest) if sections else None,
+        opened=opened,
     )
 
 
