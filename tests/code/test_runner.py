@@ -90,7 +90,7 @@ FAILURES = [
     pytest.param(
         "return turn.text",
         "raise",
-        r"raised AttributeError: turn has no attribute 'text' \(it has input, role, surface, subject_id, run\)",
+        r"raised AttributeError: turn has no attribute 'text' \(it has input, role, surface, subject_id, run, message, envelope, lines\)",
         7,
         id="no-such-attribute",
     ),

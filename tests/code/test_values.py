@@ -9,6 +9,7 @@ import pytest
 from keel.brain.specs import ReachEntry
 from keel.code.values import (
     EngageAnswer,
+    Envelope,
     Failure,
     GateResult,
     MatchAnswer,
@@ -68,4 +69,29 @@ def test_a_turn_view_is_plain_json() -> None:
         "surface": "run",
         "subject_id": "heartbeat:evening",
         "run": {"feature": "coach", "reach": [{"context": "pick", "entity": None}]},
+        "message": "",
+        "envelope": None,
+        "lines": [],
     }
+
+
+def test_a_chat_turn_view_carries_its_envelope_and_lines() -> None:
+    envelope = Envelope(chat="tg:chat:1", thread="7", time="t", reply_to=(("m1", "hello"),))
+    turn = TurnView(
+        input="x",
+        role="r",
+        surface="chat",
+        message="any news?",
+        envelope=envelope,
+        lines=(("user", "It's about T-481."),),
+    )
+    data = turn.to_json()
+    assert data["envelope"] == {
+        "chat": "tg:chat:1",
+        "thread": "7",
+        "time": "t",
+        "sender": None,
+        "reply_to": [{"id": "m1", "text": "hello"}],
+    }
+    assert data["lines"] == [{"role": "user", "text": "It's about T-481."}]
+    assert data["message"] == "any news?"

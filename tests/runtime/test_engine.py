@@ -77,6 +77,23 @@ def test_a_send_carries_its_origin_and_a_reply_brings_it_back(engine: Engine) ->
     ]
 
 
+def test_a_message_naming_no_ticket_links_the_one_named_before_it(engine: Engine) -> None:
+    desk = Conversation(bot="desk", chat=FORUM, thread="90")
+    engine.send(desk, "Thanks — T-481 is with the billing team now.", message_id="d1", at=NOW)
+    engine.send(desk, "Anything else?", message_id="d2", at=NOW)
+    prepared, _ = engine.prepare(turn(desk, input="any news?"))
+    assert [(a.link.context, a.link.entity, a.link.kind) for a in prepared.attached] == [
+        ("ticket", "T-481", "code")
+    ]
+    # The message replied to counts before the room's lines; the message itself before both.
+    replied, _ = engine.prepare(turn(desk, input="and this one?", reply_to=("d1",)))
+    assert ("ticket", "T-481") in [(a.link.context, a.link.entity) for a in replied.attached]
+    named, _ = engine.prepare(turn(desk, input="no, T-479 please"))
+    assert ("ticket", "T-479", "code") in [
+        (a.link.context, a.link.entity, a.link.kind) for a in named.attached
+    ]
+
+
 def test_bind_and_unbind_are_the_tools_as_the_chats_role_calls_them(engine: Engine) -> None:
     said = engine.bind(context="ticket", entity="T-481", chat=FORUM, thread="77", bot="desk")
     assert said == f"bound ticket in {FORUM} thread 77"

@@ -177,6 +177,20 @@ def test_a_transaction_commits_every_write_together(store: Store) -> None:
         assert len(tx.ledger()) == 1
 
 
+def test_a_read_waits_for_no_writer_and_writes_nothing(store: Store) -> None:
+    with store.transaction() as writing:
+        writing.next_turn(CONV)  # holds SQLite's write lock until the block ends
+        writing.record_message(CONV, turn=1, at=NOW, speaker="user", text="T-1?")
+        with store.reading() as tx:
+            assert tx.current_turn(CONV) == 0  # what is committed, not what is being written
+            assert tx.history(CONV, before_turn=9, limit=5) == ()
+    with store.reading() as tx:
+        assert [m.text for m in tx.history(CONV, before_turn=9, limit=5)] == ["T-1?"]
+        tx.next_turn(CONV)  # rolled back with the read
+    with store.reading() as tx:
+        assert tx.current_turn(CONV) == 1
+
+
 def test_a_failing_transaction_leaves_nothing(store: Store) -> None:
     with pytest.raises(RuntimeError, match="the model call failed"):
         _write_a_turn(store, then_fail=True)

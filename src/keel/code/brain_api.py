@@ -1,7 +1,10 @@
 """What brain code is handed inside a worker: the turn, the event, and its `ctx`.
 
 `match(turn, ctx)` reads `turn.input`, `turn.role`, `turn.surface`, `turn.subject_id` and
-`turn.run` (None, or `.feature` and `.reach`, entries with `.context` and `.entity`). An
+`turn.run` (None, or `.feature` and `.reach`, entries with `.context` and `.entity`); a
+chat turn's `input` is put together from `turn.lines` (the room's lines before it, each
+`.role` and `.text`), `turn.envelope` (`.chat`, `.thread`, `.time`, `.sender`,
+`.reply_to`: each `.id` and `.text`) and `turn.message` (the message alone). An
 event or an incoming message is a `Record`: a dict whose keys also read as attributes
 (`event["ticket_id"]`, `message.text`). A name that is not there raises an error listing
 the names that are, so a probe can tell the author what they misspelt.
@@ -64,20 +67,30 @@ class Turn:
     surface: str
     subject_id: str | None
     run: Run | None
+    message: str = ""
+    envelope: Record | None = None
+    lines: tuple[Record, ...] = ()
 
     def __getattr__(self, name: str) -> Any:
-        raise _no_such("turn", name, ("input", "role", "surface", "subject_id", "run"))
+        raise _no_such("turn", name, TURN_NAMES)
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Turn:
         run = data.get("run")
+        envelope = data.get("envelope")
         return cls(
             input=data["input"],
             role=data["role"],
             surface=data["surface"],
             subject_id=data.get("subject_id"),
             run=None if run is None else Run(feature=run["feature"], reach=entries(run["reach"])),
+            message=data.get("message", ""),
+            envelope=None if envelope is None else Record(envelope, name="turn.envelope"),
+            lines=tuple(Record(line, name="a line") for line in data.get("lines", ())),
         )
+
+
+TURN_NAMES = ("input", "role", "surface", "subject_id", "run", "message", "envelope", "lines")
 
 
 def entries(items: Iterable[Mapping[str, Any]]) -> tuple[Entry, ...]:

@@ -46,6 +46,11 @@ class TurnView:
     surface: str
     subject_id: str | None = None
     run: RunView | None = None
+    # A chat turn's parts, which `input` puts together: the message alone, its envelope,
+    # and the room's lines before it (speaker, text), oldest first.
+    message: str = ""
+    envelope: Envelope | None = None
+    lines: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         run = self.run
@@ -57,6 +62,30 @@ class TurnView:
             "run": None
             if run is None
             else {"feature": run.feature, "reach": [_entry(r) for r in run.reach]},
+            "message": self.message,
+            "envelope": None if self.envelope is None else self.envelope.to_json(),
+            "lines": [{"role": role, "text": text} for role, text in self.lines],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Envelope:
+    """Where and when a chat message came, who sent it, and the messages it replies to
+    (id, text: the text when it is a message this bot sent here, else empty)."""
+
+    chat: str
+    thread: str | None = None
+    time: str = ""  # ISO 8601, UTC
+    sender: str | None = None
+    reply_to: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chat": self.chat,
+            "thread": self.thread,
+            "time": self.time,
+            "sender": self.sender,
+            "reply_to": [{"id": ident, "text": text} for ident, text in self.reply_to],
         }
 
 

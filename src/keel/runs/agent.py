@@ -133,7 +133,7 @@ class RunSteps:
                 seen["output"] = found.output
                 return None
             started = now()
-            consulted = consult(preparation)
+            consulted = consult(preparation, store)
             try:
                 # The turn and its step's row commit together, or neither does.
                 with store.transaction() as tx:

@@ -95,6 +95,17 @@ def history(
     return messages((row.speaker, row.text) for row in rows[::-1])
 
 
+def replied(conn: Connection, bot: str, chat: str, ids: Iterable[str]) -> dict[str, str]:
+    """The text of each message with one of these ids that `bot` sent in `chat`."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    query = select(_TABLE.c.message_id, _TABLE.c.text).where(
+        _TABLE.c.bot == bot, _TABLE.c.chat == chat, _TABLE.c.message_id.in_(wanted)
+    )
+    return {row.message_id: row.text for row in conn.execute(query)}
+
+
 def history_count(conn: Connection, conversation: Conversation, *, before_turn: int) -> int:
     """How many messages the turns before `before_turn` hold in all."""
     params = {**conversation_key(conversation), "before": before_turn}

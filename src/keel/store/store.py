@@ -91,7 +91,18 @@ class Store:
                 tx.close()
 
     @contextmanager
-    def _begin(self, what: str) -> Iterator[Connection]:
+    def reading(self) -> Iterator[Tx]:
+        """A `Tx` for reads alone, rolled back at its end. On SQLite it takes no write lock,
+        so no writer waits for it (and it waits for none)."""
+        with self._begin(f"read from {self._where}", write=False) as conn:
+            tx = Tx(conn)
+            try:
+                yield tx
+            finally:
+                tx.close()
+
+    @contextmanager
+    def _begin(self, what: str, *, write: bool = True) -> Iterator[Connection]:
         try:
             conn = self._connections.connect()
         except SQLAlchemyError as exc:
@@ -103,12 +114,15 @@ class Store:
             with failing_as(what):
                 trans = conn.begin()
                 if conn.dialect.name == "sqlite":
-                    _take_write_lock(conn)
+                    (_take_write_lock if write else _begin_reading)(conn)
             try:
                 yield conn
             except BaseException:
                 _rollback(conn)
                 raise
+            if not write:
+                _rollback(conn)
+                return
             with failing_as(f"commit the transaction on {self._where} (nothing was written)"):
                 trans.commit()
 
@@ -120,6 +134,12 @@ def _take_write_lock(conn: Connection) -> None:
         # has run in it yet, so end it and begin again.
         conn.exec_driver_sql("COMMIT")
     conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _begin_reading(conn: Connection) -> None:
+    # A deferred transaction: one snapshot for every read, no write lock, rolled back.
+    if not getattr(conn.connection.driver_connection, "in_transaction", False):
+        conn.exec_driver_sql("BEGIN")
 
 
 def _rollback(conn: Connection) -> None:

@@ -146,6 +146,11 @@ class Tx:
         with self._doing(f"read the history of {conversation.chat}") as conn:
             return _history.history(conn, conversation, before_turn=before_turn, limit=limit)
 
+    def replied(self, conversation: Conversation, ids: Iterable[str]) -> dict[str, str]:
+        """Message id → text, for the messages among `ids` this bot sent in this chat."""
+        with self._doing(f"read the messages replied to in {conversation.chat}") as conn:
+            return _history.replied(conn, conversation.bot, conversation.chat, ids)
+
     def history_count(self, conversation: Conversation, *, before_turn: int) -> int:
         """How many messages the turns before `before_turn` hold, however many are read."""
         recalled = self._recalled.get(conversation)

@@ -14,7 +14,7 @@ What the code printed or passed to `ctx.log` joins the warnings too, one line ea
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection
@@ -27,6 +27,7 @@ from keel.code.runner import CodeRunner
 from keel.code.values import (
     EngageAnswer,
     EngageCall,
+    Envelope,
     MatchAnswer,
     MatchCall,
     RenderAnswer,
@@ -41,6 +42,17 @@ from keel.state.queries import Queries
 from keel.store.journal_values import CodeAnswer
 
 Pair = tuple[str, str | None]
+# The room's lines before a chat turn that `match` reads with its message.
+MATCH_LINES = 6
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Room:
+    """What a chat turn's `match` reads besides the message: the room's last lines
+    (speaker, text), oldest first, and the text of each message it replies to, by id."""
+
+    lines: tuple[tuple[str, str], ...] = ()
+    replied: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,13 +73,20 @@ class Rendered:
     warnings: tuple[str, ...] = ()
 
 
-def ask(runner: CodeRunner, brain: Brain, resolved: Resolved, request: TurnRequest) -> Asked:
-    """Run the bot's chat policy on each incoming message and every admitted `match`."""
+def ask(
+    runner: CodeRunner,
+    brain: Brain,
+    resolved: Resolved,
+    request: TurnRequest,
+    room: Callable[[], Room] = Room,
+) -> Asked:
+    """Run the bot's chat policy on each incoming message and every admitted `match`;
+    `room` reads what a chat turn's matches see besides the message (only when one runs)."""
     role, settings = resolved.role, resolved.settings
     coded = [(c, c.code_path) for c in _coded(brain, role) if c.code_path is not None]
     calls: list[MatchCall] = []
     if coded:  # the view is built only for code that will see it
-        view = _turn_view(brain, resolved, request)
+        view = _turn_view(brain, resolved, request, room)
         calls = [
             MatchCall(
                 context=context.id,
@@ -153,19 +172,53 @@ def journaled(asked: Asked) -> tuple[CodeAnswer, ...]:
     )
 
 
-def _turn_view(brain: Brain, resolved: Resolved, request: TurnRequest) -> TurnView:
+def _turn_view(
+    brain: Brain, resolved: Resolved, request: TurnRequest, room: Callable[[], Room]
+) -> TurnView:
     conversation = request.conversation
-    run = None
-    if resolved.run is not None:
-        run = RunView(feature=resolved.run.feature, reach=resolved.reach)
+    role, subject = resolved.role.id, conversation.thread or conversation.chat
     surface = "run" if request.run is not None else "dm" if request.dm else "chat"
-    return TurnView(
-        input=current_text(brain, request),
-        role=resolved.role.id,
-        surface=surface,
-        subject_id=conversation.thread or conversation.chat,
-        run=run,
+    if request.run is not None or not request.input:
+        # A run's turn reads its prompt (a hook's: rendered with its event).
+        run = None
+        if resolved.run is not None:
+            run = RunView(feature=resolved.run.feature, reach=resolved.reach)
+        text = current_text(brain, request)
+        return TurnView(input=text, role=role, surface=surface, subject_id=subject, run=run)
+    found = room()
+    envelope = Envelope(
+        chat=conversation.chat,
+        thread=conversation.thread,
+        time=request.now.isoformat(),
+        reply_to=tuple((ident, found.replied.get(ident, "")) for ident in request.reply_to),
     )
+    return TurnView(
+        input=read_as_agent(request.input, envelope, found.lines),
+        role=role,
+        surface=surface,
+        subject_id=subject,
+        message=request.input,
+        envelope=envelope,
+        lines=found.lines,
+    )
+
+
+def read_as_agent(message: str, envelope: Envelope, lines: Sequence[tuple[str, str]]) -> str:
+    """A chat message as `match` reads it: the room's lines before it, then the message
+    under a line saying who sent it, where, when, and what it replies to."""
+    said = [f"{speaker}: {text}" for speaker, text in lines]
+    earlier = ["[earlier in this chat]", *said] if said else []
+    where = [f"chat {envelope.chat}"]
+    if envelope.thread is not None:
+        where.append(f"thread {envelope.thread}")
+    if envelope.sender is not None:
+        where.insert(0, f"from {envelope.sender}")
+    where.append(envelope.time)
+    where += [
+        f'replying to {ident}: "{text}"' if text else f"replying to {ident}"
+        for ident, text in envelope.reply_to
+    ]
+    return "\n".join([*earlier, f"[this message, {' · '.join(where)}]", message])
 
 
 def _coded(brain: Brain, role: RoleSpec) -> Iterator[ContextSpec]:

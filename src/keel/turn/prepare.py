@@ -50,7 +50,7 @@ from keel.store.store import Store
 from keel.tokens import TokenCounter
 from keel.turn.assembly import ToolsFor, assemble_turn
 from keel.turn.blocks import ViewsRead, fit_read
-from keel.turn.code import Asked, Rendered, ask, journaled, render
+from keel.turn.code import MATCH_LINES, Asked, Rendered, Room, ask, journaled, render
 from keel.turn.journal import journal_of
 from keel.turn.ledger import ledger_entries
 from keel.turn.prepared import PreparedTurn, Session
@@ -58,6 +58,8 @@ from keel.turn.prepared import PreparedTurn, Session
 LOG = logger("turn")
 # Earlier messages read per turn; older ones only count in history's notice.
 HISTORY_READ = 200
+# Before every turn there is: the room's lines so far, whatever the turn's number.
+EVERY_TURN = 2**62
 
 
 def no_tools(_role: RoleSpec) -> tuple[()]:
@@ -107,7 +109,7 @@ def prepare(
     Raises `LinkError` or `FitOverflow` recording nothing. A `dry_run` prepares the same
     way and records nothing (nor logs its refusals); its turn has no id.
     """
-    consulted = consult(preparation)
+    consulted = consult(preparation, store)
     try:
         with store.transaction() as tx:
             done = prepare_in(tx, consulted, dry_run=dry_run)
@@ -118,17 +120,29 @@ def prepare(
     return done
 
 
-def consult(preparation: Preparation) -> Consulted:
+def consult(preparation: Preparation, store: Store | None = None) -> Consulted:
     """What every stage reads, resolved once — the role, its settings, the run and its
-    reach — and brain code's say before linking: the chat policy and every `match`."""
+    reach — and brain code's say before linking: the chat policy and every `match`
+    (which reads the room's last lines from `store`, in a read that holds no lock)."""
     brain, request, code = preparation.brain, preparation.request, preparation.code
     resolved = resolve_turn(brain, request)
     asked = Asked()
     if code is not None:
-        asked = ask(code, brain, resolved, request)
+        asked = ask(code, brain, resolved, request, lambda: _room(store, request))
         if asked.attach:
             request = replace(request, attach=(*request.attach, *asked.attach))
     return Consulted(preparation=preparation, resolved=resolved, request=request, asked=asked)
+
+
+def _room(store: Store | None, request: TurnRequest) -> Room:
+    """The room's last lines and the messages the turn replies to, as `match` reads them."""
+    if store is None:
+        return Room()
+    conversation = request.conversation
+    with store.reading() as tx:
+        lines = tx.history(conversation, before_turn=EVERY_TURN, limit=MATCH_LINES)
+        replied = tx.replied(conversation, request.reply_to)
+    return Room(lines=tuple((m.role, m.text) for m in lines), replied=replied)
 
 
 def prepare_in(

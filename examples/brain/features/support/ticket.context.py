@@ -1,7 +1,8 @@
 """The ticket context's code: link a turn to the ticket its input names, and say its SLA.
 
 `match` links the ticket a message names (T-481), so the card shows that ticket only, with
-no binding needed. `render` adds one line after the views: when this ticket's next update
+no binding needed; a message that names none ("any news?") links the ticket named last
+before it — in the message it replies to, or in the room's lines. `render` adds one line after the views: when this ticket's next update
 is due, from its priority and the day's SLA targets (read-only, from the brain's state).
 """
 
@@ -19,8 +20,13 @@ WHERE t.ticket_id = :ticket
 
 
 def match(turn, ctx):
-    found = TICKET_ID.search(turn.input)
-    return {"entity": found.group(0)} if found else None
+    named = TICKET_ID.findall(turn.message)
+    if named:
+        return {"entity": named[0]}
+    # None in the message ("any news?"): the ticket named last before it, in the message it
+    # replies to or the room's lines (a run's turn: in its prompt) — all in `turn.input`.
+    earlier = TICKET_ID.findall(turn.input)
+    return {"entity": earlier[-1]} if earlier else None
 
 
 def render(ticket, ctx):
