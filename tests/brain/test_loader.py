@@ -434,3 +434,77 @@ def test_an_empty_file_is_told_what_its_kind_of_file_holds(
     assert skipped == path
     assert reason.startswith("the file is empty — ")
     assert advice in reason
+
+
+SCENARIO = (
+    "---\nagent: support\nbot: desk\nchat: tg:chat:-1\nreach: [ticket]\nhooks:\n"
+    "  - event: ticket.reopened\n"
+    "  - { event: ticket.closed, id: closing, prompt: Say goodbye., chat: tg:chat:-2 }\n"
+    "---\nHandle the ticket.\n"
+)
+
+
+def test_a_scenarios_inline_hooks_are_hooks_with_its_reach(write_brain: WriteBrain) -> None:
+    root = write_brain(
+        {
+            "features/support/ticket.context.md": GOOD_CONTEXT,
+            "features/support/support.agent.md": ROLE,
+            "features/support/handle.scenario.md": SCENARIO,
+        }
+    )
+    brain = load_brain(root)
+    assert brain.skips == ()
+    reopened = brain.entity("hook", "handle-ticket-reopened")
+    closing = brain.entity("hook", "closing")
+    assert reopened is not None
+    assert closing is not None
+    assert (reopened.event, reopened.prompt, reopened.chat) == (
+        "ticket.reopened",
+        "Handle the ticket.",
+        "tg:chat:-1",
+    )
+    assert (closing.event, closing.prompt, closing.chat, closing.bot) == (
+        "ticket.closed",
+        "Say goodbye.",
+        "tg:chat:-2",
+        "desk",
+    )
+    assert brain.reach_of(closing) == brain.reach_of(brain.entities["scenario:handle"])
+    assert (closing.agent, closing.scenario, closing.path) == (
+        "support",
+        "handle",
+        "features/support/handle.scenario.md",
+    )
+
+
+def test_an_inline_hook_that_takes_a_hooks_id_is_skipped_alone(write_brain: WriteBrain) -> None:
+    root = write_brain(
+        {
+            "features/support/ticket.context.md": GOOD_CONTEXT,
+            "features/support/support.agent.md": ROLE,
+            "features/support/handle.scenario.md": SCENARIO,
+            "features/support/closing.hook.md": "---\nevent: x\nagent: support\n---\nGo.\n",
+        }
+    )
+    brain = load_brain(root)
+    path, _, reason = only_skip(brain)
+    assert path == "features/support/handle.scenario.md"
+    assert "inline hook 'closing'" in reason
+    assert "features/support/closing.hook.md" in reason
+    assert brain.entity("hook", "handle-ticket-reopened") is not None
+    assert brain.entity("scenario", "handle") is not None
+
+
+def test_an_inline_hook_with_no_event_fails_its_scenario_file(write_brain: WriteBrain) -> None:
+    root = write_brain(
+        {
+            "features/support/support.agent.md": ROLE,
+            "features/support/handle.scenario.md": (
+                "---\nagent: support\nhooks:\n  - prompt: Go.\n---\nHandle.\n"
+            ),
+        }
+    )
+    path, line, reason = only_skip(load_brain(root))
+    assert path == "features/support/handle.scenario.md"
+    assert "event" in reason
+    assert line is not None

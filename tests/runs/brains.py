@@ -117,7 +117,9 @@ hook = define_gate(gate)
     ),
     "features/outreach/first-touch.scenario.md": (
         "---\ndescription: The first message to a prospect.\nagent: owner\nbot: nova\n"
-        "chat: tg:user:1\n---\nDraft, ask, send, bind.\n"
+        "chat: tg:user:1\nhooks:\n  - event: prospect.replied\n"
+        "    prompt: A prospect wrote back; tell the owner in one line.\n"
+        "---\nDraft, ask, send, bind.\n"
     ),
     "features/outreach/first-touch.pipeline.py": """
 from keel.code import TerminalError, define_pipeline

@@ -158,6 +158,14 @@ def test_a_hook_fires_with_the_reach_its_gate_keys_and_an_event_id_fires_once(
     assert again["messages"] == fired["messages"]
 
 
+def test_a_scenarios_inline_hook_fires_with_the_scenarios_reach(runs: Runs) -> None:
+    fired = runs.json("fire", "prospect.replied", "--model", "none")
+    assert fired["status"] == "done"
+    assert (fired["kind"], fired["entity_id"]) == ("hook", "first-touch-prospect-replied")
+    assert fired["reach"] == [{"context": "prospect", "entity": None}]
+    assert fired["turns"][0]["role"] == "owner"
+
+
 def test_runs_lists_and_shows_runs_and_messages_lists_a_chat(runs: Runs) -> None:
     model = runs.script("listed", [{"text": "Listed."}])
     record = runs.json("run", "heartbeat:daily", "--model", model)

@@ -37,6 +37,7 @@ from keel.brain.specs import (
     EntityKind,
     EntitySpec,
     FeatureSpec,
+    InlineHook,
     ModelSpec,
     ReachEntry,
     RoleSpec,
@@ -395,6 +396,12 @@ def _entity(doc: Document, location: Location) -> EntitySpec:
         bot=front.bot,
         chat=front.chat,
         thread=front.thread,
+        hooks=tuple(
+            InlineHook(
+                event=h.event, id=h.id, prompt=h.prompt, bot=h.bot, chat=h.chat, thread=h.thread
+            )
+            for h in getattr(front, "hooks", ())
+        ),
     )
 
 

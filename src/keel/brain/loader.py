@@ -8,6 +8,7 @@ switched-off features, code beside its spec) is one cheap pass over what parsed.
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -255,7 +256,47 @@ def _entities(
                 found.switched_off[entity.key] = entity.feature
                 continue
             entities[entity.key] = entity
+    for scenario in [e for e in entities.values() if e.hooks]:
+        for hook in inline_hooks(scenario):
+            if hook.key in entities:
+                found.skips.append(
+                    Skip(
+                        path=scenario.path,
+                        reason=f"its inline hook '{hook.id}' has the id of "
+                        f"{entities[hook.key].path} — give it another `id:`",
+                    )
+                )
+                continue
+            entities[hook.key] = hook
     return entities
+
+
+def inline_hooks(scenario: EntitySpec) -> tuple[EntitySpec, ...]:
+    """A scenario's inline hooks as hooks of the brain: each runs as the scenario's role,
+    reaches what the scenario reaches, and speaks where it says or else where the scenario
+    does."""
+    return tuple(
+        EntitySpec(
+            kind="hook",
+            id=hook.id or f"{scenario.id}-{_NOT_IN_ID.sub('-', hook.event)}",
+            feature=scenario.feature,
+            path=scenario.path,
+            dir=scenario.dir,
+            prompt=hook.prompt if hook.prompt is not None else scenario.prompt,
+            agent=scenario.agent,
+            description=scenario.description,
+            reach=scenario.reach,
+            event=hook.event,
+            bot=hook.bot or scenario.bot,
+            chat=hook.chat or scenario.chat,
+            thread=hook.thread if hook.chat else (hook.thread or scenario.thread),
+            scenario=scenario.id,
+        )
+        for hook in scenario.hooks
+    )
+
+
+_NOT_IN_ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def _unique(groups: Mapping[str, list[Parsed]], skips: list[Skip]) -> dict[str, Any]:

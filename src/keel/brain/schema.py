@@ -326,8 +326,19 @@ class HookFront(EntityFront):
     event: Text
 
 
+class InlineHookFront(Strict):
+    """A hook a scenario declares in its own file: it reaches what the scenario reaches."""
+
+    event: Text
+    id: Ident | None = None
+    prompt: Text | None = None
+    bot: Ident | None = None
+    chat: RoomId | None = None
+    thread: RoomId | None = None
+
+
 class ScenarioFront(EntityFront):
-    pass
+    hooks: list[InlineHookFront] = Field(default_factory=list)
 
 
 class SkillFront(Strict):

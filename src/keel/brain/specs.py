@@ -141,6 +141,20 @@ class RoleSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InlineHook:
+    """A hook written in a scenario's frontmatter (`hooks:`): the event that fires it, its
+    id (else the scenario's id and the event's), its prompt (else the scenario's body) and
+    where it speaks (else where the scenario does)."""
+
+    event: str
+    id: str | None = None
+    prompt: str | None = None
+    bot: str | None = None
+    chat: str | None = None
+    thread: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EntitySpec:
     """A heartbeat, hook or scenario: something that runs as a role and reaches contexts."""
 
@@ -163,6 +177,10 @@ class EntitySpec:
     bot: str | None = None
     chat: str | None = None
     thread: str | None = None
+    # A scenario's inline hooks, as written; each is also a hook of the brain, whose
+    # `scenario` names the scenario it came from.
+    hooks: tuple[InlineHook, ...] = ()
+    scenario: str | None = None
 
     @property
     def key(self) -> str:
