@@ -42,6 +42,7 @@ COVERED = {
     "hook:skip",
     "hook:ticket-opened",
     "scenario:first-touch",
+    "hook:knm-practice-knm-exam-booked",
     *(f"scenario:{practice}-practice" for practice in PRACTICES),
 }
 
@@ -372,3 +373,17 @@ def test_the_first_touch_drafts_for_the_prospect_waits_for_the_owner_then_sends_
     assert answer["role"] == "sdr"
     assert [a for a in attached(answer) if a[0] == "prospect"] == [("prospect", "p_913", "chat")]
     assert "Quayside Foods" in text_of(answer)
+
+
+def test_the_knm_practices_inline_hook_runs_with_the_practices_reach(example: Runs) -> None:
+    luck = "Good luck on 12 March! Nine practice days to go."
+    model = example.script("booked", [{"text": luck}])
+    payload = json.dumps({"date": "2027-03-12"})
+    record = example.json("fire", "knm.exam-booked", "--payload", payload, "--model", model)
+    assert (record["status"], record["role"], record["bot"], record["chat"]) == (
+        "done", "dutch-coach", "tutor", "tg:user:2",
+    )  # fmt: skip
+    assert record["reach"] == [{"context": "knm", "entity": None}]
+    [turn] = record["turns"]
+    assert attached(turn) == [("knm", None, "run")]
+    assert [m["text"] for m in record["messages"]] == [luck]

@@ -130,13 +130,13 @@ def test_the_record_shows_where_the_run_speaks_with_its_thread(runs: Runs) -> No
     ("event", "hint"),
     [
         pytest.param("ticket.opend", "did you mean 'ticket.opened'?", id="near"),
-        pytest.param("zzz", "expected one of: ticket.opened", id="far"),
+        pytest.param("zzz", "expected one of: prospect.replied, ticket.opened", id="far"),
     ],
 )
 def test_an_event_no_hook_listens_to_is_a_usage_error(runs: Runs, event: str, hint: str) -> None:
     said = runs.invoke("fire", event)
     assert said.exit_code == 2
-    assert f"no hook listens to '{event}' — {hint}" in said.stderr
+    assert f"no hook listens to '{event}' — {hint}" in " ".join(said.stderr.split())
     quiet = runs.invoke("fire", event, "--json")
     assert (quiet.exit_code, quiet.stdout) == (2, "")
 
