@@ -180,7 +180,7 @@ def _sdk(name: str) -> Any:
         return __import__(name)
     except ImportError:
         raise UsageError(
-            f"the {name} SDK is not installed — pip install 'keel[providers]'"
+            f"the {name} SDK is not installed — pip install 'keel-engine[providers]'"
         ) from None
 
 
