@@ -1,6 +1,7 @@
 """A local OpenAI-compatible server for tests: /v1/chat/completions on 127.0.0.1, answered
 from a script of model steps, so the real `openai` SDK client (sync or async) talks HTTP to
-it with `base_url` as it would to any compatible provider — no network, no key."""
+it with `base_url` as it would to any compatible provider — no network, no key. It answers
+Anthropic's /v1/messages from the same script too, for the `anthropic` client."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from keel.assemble.values import ModelStep
-from keel.testing import chat_completion
+from keel.testing import anthropic_message, chat_completion
+
+ANSWERS = {"/v1/chat/completions": chat_completion, "/v1/messages": anthropic_message}
 
 
 @dataclass
@@ -37,11 +40,11 @@ def openai_double(steps: Sequence[ModelStep]) -> Iterator[Double]:
             with lock:
                 double.bodies.append(body)
                 number = len(double.bodies)
-            if self.path != "/v1/chat/completions" or number > len(double.steps):
+            answer = ANSWERS.get(self.path)
+            if answer is None or number > len(double.steps):
                 self._answer(400, {"error": {"message": f"no step {number} at {self.path}"}})
                 return
-            step = double.steps[number - 1]
-            self._answer(200, chat_completion(step, number, body["model"], 100))
+            self._answer(200, answer(double.steps[number - 1], number, body["model"], 100))
 
         def _answer(self, status: int, data: dict[str, Any]) -> None:
             raw = json.dumps(data).encode()
