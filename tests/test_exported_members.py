@@ -26,4 +26,5 @@ def test_every_public_member_is_exported() -> None:
 
 
 def test_the_api_stays_small() -> None:
-    assert len(keel.__all__) <= 30
+    # About thirty names (the house style); the 31st is `Answer`, what `Engine.turn` returns.
+    assert len(keel.__all__) <= 31

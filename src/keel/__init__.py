@@ -2,7 +2,9 @@
 
 Feature contexts attach to a turn only when the turn has a link to it, within budgets,
 and each client's rows stay in its own room. Start with `Engine(brain_path)`: it holds the
-live brain, its database, the token counter and the tools, and prepares and runs turns.
+live brain, its database, the token counter and the tools, and prepares and runs turns:
+`engine.turn(bot=..., chat=..., text=..., model=keel.models.openai(client, name))` answers
+one message (`await engine.aturn(...)` in an asyncio bot) with an `Answer`.
 
 `import keel` is cheap: each name below is imported on first use, so a program that only
 loads a brain never imports the database layer, the terminal UI or the file watcher.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from keel.doctor.run import run_doctor
     from keel.link.gather import link_turn
     from keel.link.values import Conversation, Link, RunRef, TurnRequest
+    from keel.runtime.answer import Answer
     from keel.runtime.engine import Engine
     from keel.runtime.loop import TurnOutcome, run_turn
     from keel.state.database import connect
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from keel.turn.prepared import PreparedTurn, Session
 
 _HOME = {
+    "Answer": "keel.runtime.answer",
     "Assembly": "keel.assemble.values",
     "Brain": "keel.brain.snapshot",
     "BrainSource": "keel.brain.source",
@@ -77,6 +81,7 @@ _HOME = {
 
 __all__ = [
     "TOOLS",
+    "Answer",
     "Assembly",
     "Brain",
     "BrainSource",

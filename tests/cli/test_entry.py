@@ -84,8 +84,8 @@ def test_version_and_help_load_nothing_heavy(args: list[str], status: int) -> No
 def test_the_version_is_the_installed_distributions() -> None:
     code, out, _, _ = run_keel("--version")
     assert code == 0
-    assert out == f"keel {importlib.metadata.version('keel')}\n"
-    assert __version__ == importlib.metadata.version("keel"), (
+    assert out == f"keel {importlib.metadata.version('keel-engine')}\n"
+    assert __version__ == importlib.metadata.version("keel-engine"), (
         "keel.__version__ and pyproject.toml's version differ — change both"
     )
 

@@ -162,4 +162,4 @@ def test_without_the_sdk_it_says_which_extra_to_install(
         monkeypatch.setitem(sys.modules, name, None)
     result = runner.invoke(app, ["mcp", str(dev_brain)])
     assert (result.exit_code, result.stdout) == (2, "")
-    assert "keel mcp needs the MCP SDK — pip install 'keel[mcp]'" in result.stderr
+    assert "keel mcp needs the MCP SDK — pip install 'keel-engine[mcp]'" in result.stderr

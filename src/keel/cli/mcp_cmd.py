@@ -90,7 +90,7 @@ def _serve(engine: Engine, room: Room, http: int | None) -> None:
         if (exc.name or "").partition(".")[0] not in ("mcp", "anyio"):
             raise
         # Written plainly: the error printer reads markup, and would eat the brackets.
-        sys.stderr.write("error: keel mcp needs the MCP SDK — pip install 'keel[mcp]'\n")
+        sys.stderr.write("error: keel mcp needs the MCP SDK — pip install 'keel-engine[mcp]'\n")
         raise typer.Exit(EXIT_USAGE) from None
     server = build_server(engine, room)
     if http is None:

@@ -89,7 +89,10 @@ def serve(
         from keel.web.runs import NoRuns
         from keel.web.serving import build_service
     except ImportError as exc:
-        fail(f"keel serve needs the web extra ({exc.name} is missing): pip install 'keel[web]'")
+        fail(
+            f"keel serve needs the web extra ({exc.name} is missing): "
+            "pip install 'keel-engine[web]'"
+        )
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # The provider SDKs' HTTP client logs every request at INFO (a scripted model's to a
     # made-up host): the run's steps already say what was asked; keep its warnings only.

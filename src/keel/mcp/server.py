@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from importlib.metadata import version
 from typing import Any, TypeVar
 
 import anyio
@@ -54,6 +53,7 @@ from mcp.types import (
     Tool,
 )
 
+from keel import __version__
 from keel.assemble.values import ToolSpec
 from keel.errors import KeelError
 from keel.mcp import resources
@@ -70,7 +70,7 @@ def build_server(engine: Engine, room: Room) -> Server[Any]:
     handlers = _Handlers(engine, room)
     return Server(
         "keel",
-        version=version("keel"),
+        version=__version__,
         lifespan=_connect,
         instructions=_instructions(room),
         get_tool_input_schema=handlers.input_schema,

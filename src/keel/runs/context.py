@@ -32,8 +32,8 @@ from keel.runs.values import RunOrder, RunPlan
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model, scripted_step
 from keel.runtime.models import ModelClient, OpenAIChatModel
+from keel.runtime.scripted import ScriptedModel
 from keel.store.store import Store
-from keel.testing import ScriptedModel
 
 # The model that answers the rest of a run in this process, by run id (`answered_by`).
 _answering: dict[str, ModelChoice] = {}

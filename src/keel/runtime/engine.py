@@ -8,6 +8,8 @@ and the tool registry, and offers what a caller does with a brain:
         prepared, assembly = engine.prepare(request)     # what the turn carries, its input
         engine.prepare(request, dry_run=True)             # ... the same, recording nothing
         outcome = engine.run(request, model)              # ... and the model's answer
+        answer = engine.turn(bot="nova", chat="tg:chat:...", text="hi", model=model)
+        answer = await engine.aturn(bot=..., chat=..., text=..., model=async_model)
         engine.send(conversation, "Tonight: Whiplash", run=run, about_entity="tt2582802")
         engine.bind(context="ticket", entity="T-481", chat="tg:chat:-100...")
         engine.open(request, "policy")                    # context_open, as the agent would
@@ -67,9 +69,10 @@ from keel.link.bindings import tenant_of
 from keel.link.gather import resolve_role
 from keel.link.reach import no_role
 from keel.link.values import Binding, Conversation, Link, Origin, RunRef, TurnRequest
+from keel.runtime.answer import Answer, answer_of, turn_request
 from keel.runtime.cards import answer_reply
-from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, run_turn
-from keel.runtime.models import ModelClient
+from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, arun_turn, run_turn
+from keel.runtime.models import AsyncModelClient, ModelClient
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.state.schema import read_schema
@@ -200,6 +203,75 @@ class Engine:
             max_steps=max_steps,
             code=self.code,
         )
+
+    def turn(
+        self,
+        *,
+        bot: str,
+        chat: str,
+        text: str,
+        model: ModelClient,
+        sender: str | None = None,
+        thread: str | None = None,
+        reply_to: str | None = None,
+        role: str | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> Answer:
+        """One incoming message, answered: `run` with the request built from what a chat
+        bot knows (`keel.runtime.answer`). `model` comes from `keel.models`."""
+        if not hasattr(model, "complete"):
+            raise UsageError(
+                f"{type(model).__name__} is an async model client — await engine.aturn(...) "
+                "with it, or give turn() a sync client (openai.OpenAI, anthropic.Anthropic)"
+            )
+        request = turn_request(
+            bot=bot,
+            chat=chat,
+            text=text,
+            sender=sender,
+            thread=thread,
+            reply_to=reply_to,
+            role=role,
+        )
+        return answer_of(self.run(request, model, max_steps=max_steps), request.conversation)
+
+    async def aturn(
+        self,
+        *,
+        bot: str,
+        chat: str,
+        text: str,
+        model: AsyncModelClient | ModelClient,
+        sender: str | None = None,
+        thread: str | None = None,
+        reply_to: str | None = None,
+        role: str | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> Answer:
+        """`turn` for an asyncio bot. With an async client (`openai.AsyncOpenAI`,
+        `anthropic.AsyncAnthropic`) each model request is awaited on the event loop; the
+        rest — preparation, tool calls, recording: database I/O through the sync store —
+        runs in a worker thread (`asyncio.to_thread`), as does a sync client's request."""
+        request = turn_request(
+            bot=bot,
+            chat=chat,
+            text=text,
+            sender=sender,
+            thread=thread,
+            reply_to=reply_to,
+            role=role,
+        )
+        outcome = await arun_turn(
+            self.brain,
+            self.store,
+            request,
+            model,
+            self.counter,
+            self.tools,
+            max_steps=max_steps,
+            code=self.code,
+        )
+        return answer_of(outcome, request.conversation)
 
     # -- what moves in chats -----------------------------------------------------------
 

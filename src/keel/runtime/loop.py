@@ -20,11 +20,19 @@ Two hooks let a durable run take the same loop:
   approved it (the call runs, and its result says so) or not (it does not run). Outside a
   run nobody can wait for a person, so `refuse_unapproved` denies every call the brain's
   `approvals:` policy holds for one.
+
+The loop itself is one generator (`_flow`) that yields each model request it needs and is
+sent the model's step back; `run_turn` answers it by calling the model, `arun_turn` by
+awaiting an async client. So the async turn is the same loop, not a copy: its model request
+is awaited on the event loop (no thread per request), while the loop's other work —
+preparation, tool calls, recording, all SQLite or PostgreSQL I/O through the sync store —
+runs in a worker thread (`asyncio.to_thread`), so a bot's event loop never blocks on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -37,7 +45,7 @@ from keel.brain.specs import RoleSpec
 from keel.code.runner import CodeRunner
 from keel.errors import KeelError
 from keel.link.values import TurnRequest
-from keel.runtime.models import ModelClient
+from keel.runtime.models import AsyncModelClient, ModelClient
 from keel.store.run_values import UsageRow
 from keel.store.store import Store
 from keel.tokens import TokenCounter
@@ -196,6 +204,19 @@ def preparation(
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ask:
+    """A model request the loop needs: request `number` (from 1) of the turn."""
+
+    prepared: PreparedTurn
+    number: int
+    assembly: Assembly
+    transcript: Transcript
+
+
+Flow = Generator[Ask, ModelStep, TurnOutcome]
+
+
 def run_turn(
     brain: Brain,
     store: Store,
@@ -213,6 +234,64 @@ def run_turn(
     """Run one turn with the model; raises `FitOverflow` before a request that cannot fit."""
     steps = steps if steps is not None else DirectSteps(store)
     approve = approve if approve is not None else refuse_unapproved(brain, tools)
+    flow = _flow(brain, request, counter, tools, steps, approve, session, max_steps, code)
+    asked = _advance(flow, None)
+    while isinstance(asked, Ask):
+        step = steps.request(asked.prepared, asked.number, _asking(model, asked))
+        asked = _advance(flow, step)
+    return asked
+
+
+async def arun_turn(
+    brain: Brain,
+    store: Store,
+    request: TurnRequest,
+    model: AsyncModelClient | ModelClient,
+    counter: TokenCounter,
+    tools: Registry,
+    *,
+    session: Session | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    code: CodeRunner | None = None,
+) -> TurnOutcome:
+    """`run_turn` for asyncio: an async client's request is awaited; the rest (and a sync
+    client's request) runs in a worker thread. Always the direct steps, never a run's."""
+    steps = DirectSteps(store)
+    approve = refuse_unapproved(brain, tools)
+    flow = _flow(brain, request, counter, tools, steps, approve, session, max_steps, code)
+    asked = await asyncio.to_thread(_advance, flow, None)
+    while isinstance(asked, Ask):
+        if isinstance(model, AsyncModelClient):
+            run = _answered(await model.acomplete(asked.assembly, asked.transcript))
+        else:
+            run = _asking(model, asked)
+        step = await asyncio.to_thread(steps.request, asked.prepared, asked.number, run)
+        asked = await asyncio.to_thread(_advance, flow, step)
+    return asked
+
+
+def _advance(flow: Flow, step: ModelStep | None) -> Ask | TurnOutcome:
+    """The loop's next request, or its outcome once it is done. (A `StopIteration` cannot
+    cross `asyncio.to_thread`, so the outcome is returned, not raised.)"""
+    try:
+        return next(flow) if step is None else flow.send(step)
+    except StopIteration as done:
+        outcome: TurnOutcome = done.value
+        return outcome
+
+
+def _flow(
+    brain: Brain,
+    request: TurnRequest,
+    counter: TokenCounter,
+    tools: Registry,
+    steps: TurnSteps,
+    approve: Approve,
+    session: Session | None,
+    max_steps: int,
+    code: CodeRunner | None,
+) -> Flow:
+    """The loop: yields each model request, is sent its step, returns the outcome."""
     prepared, assembly = steps.prepare(
         preparation(brain, request, counter, tools, session=session, code=code)
     )
@@ -224,7 +303,9 @@ def run_turn(
         if requests:
             check_request(assembly, transcript, counter)
         requests += 1
-        step = steps.request(prepared, requests, _asking(model, assembly, transcript))
+        step = yield Ask(
+            prepared=prepared, number=requests, assembly=assembly, transcript=transcript
+        )
         transcript = transcript.then(step)
         if not step.calls:
             break
@@ -264,10 +345,12 @@ def run_turn(
     )
 
 
-def _asking(
-    model: ModelClient, assembly: Assembly, transcript: Transcript
-) -> Callable[[], ModelStep]:
-    return lambda: model.complete(assembly, transcript)
+def _asking(model: ModelClient, ask: Ask) -> Callable[[], ModelStep]:
+    return lambda: model.complete(ask.assembly, ask.transcript)
+
+
+def _answered(step: ModelStep) -> Callable[[], ModelStep]:
+    return lambda: step
 
 
 def _denied(call: ToolCall, verdict: Verdict) -> ToolResult:

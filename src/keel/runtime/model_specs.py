@@ -30,7 +30,7 @@ from keel.brain.limits import MAX_FILE_BYTES
 from keel.brain.reading import Tree, read_file
 from keel.errors import ContentError, UsageError
 from keel.runtime.models import AnthropicModel, ModelClient, OpenAIChatModel
-from keel.testing import RawToolCall, ScriptedModel, ScriptedStep
+from keel.runtime.scripted import RawToolCall, ScriptedModel, ScriptedStep
 
 Provider = Literal["openai", "anthropic", "openai-compatible", "scripted", "none"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "openai-compatible", "scripted", "none")
@@ -180,7 +180,7 @@ def _sdk(name: str) -> Any:
         return __import__(name)
     except ImportError:
         raise UsageError(
-            f"the {name} SDK is not installed — pip install 'keel[providers]'"
+            f"the {name} SDK is not installed — pip install 'keel-engine[providers]'"
         ) from None
 
 

@@ -166,7 +166,7 @@ def _engine(url: URL, where: str) -> Engine:
         engine = create_engine(url, **options)
     except (NoSuchModuleError, ImportError) as exc:
         hint = (
-            "install the PostgreSQL driver: pip install 'keel[postgres]'"
+            "install the PostgreSQL driver: pip install 'keel-engine[postgres]'"
             if url.get_backend_name() == "postgresql"
             else "use a sqlite:// or postgresql:// URL"
         )

@@ -140,7 +140,7 @@ def _import_tiktoken() -> ModuleType:
     except ImportError as error:
         raise UsageError(
             "exact token counts need tiktoken, which is not installed — "
-            "`pip install 'keel[exact]'`, or use the estimate"
+            "`pip install 'keel-engine[exact]'`, or use the estimate"
         ) from error
 
 
@@ -188,7 +188,8 @@ def _import_toktok() -> ModuleType:
     except ImportError as error:
         raise UsageError(
             "exact token counts without a rank file need toktok, which is not installed — "
-            "`pip install toktok-rs`, or give the folder holding the .tiktoken rank files"
+            "`pip install 'keel-engine[toktok]'`, or give the folder holding the .tiktoken "
+            "rank files"
         ) from error
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import version
 from typing import Any
 
 import anyio.to_thread
@@ -20,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from keel import __version__
 from keel.web import api, api_runs, errors, pages
 from keel.web.auth import TokenGate
 from keel.web.errors import KeelJSON
@@ -61,7 +61,7 @@ def create_app(svc: Service) -> FastAPI:
     app = FastAPI(
         lifespan=_lifespan,
         title="Keel",
-        version=version("keel"),
+        version=__version__,
         description=DESCRIPTION,
         default_response_class=KeelJSON,
         # Swagger UI and ReDoc load their scripts from a CDN; the dashboard works offline,
