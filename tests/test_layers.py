@@ -31,6 +31,7 @@ LAYERS = [
     {"runtime"},
     {"importers"},
     {"runs", "mcp", "web"},
+    {"telegram"},
     {"cli"},
     {"__init__", "__main__"},
 ]

@@ -117,6 +117,7 @@ class TurnRequest:
     # Incoming messages merged into this turn, each asked of the bot's chat policy (none:
     # the input is the one message).
     messages: tuple[str, ...] = ()
+    sender: str | None = None
 
     def __post_init__(self) -> None:
         check_text(self.input, "the turn's input")
