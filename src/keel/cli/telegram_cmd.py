@@ -1,0 +1,125 @@
+"""`keel telegram`: run one brain bot as a Telegram bot (long polling).
+
+aiogram is imported when the command runs, so other commands never pay for it, and a
+missing `telegram` extra is a usage error that names the install.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
+from keel.cli.root import app, console, emit_json, guard
+from keel.errors import UsageError
+from keel.runtime.model_specs import FORMS, build_model, parse_model
+
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from keel.runtime.engine import Engine
+    from keel.runtime.models import ModelClient
+    from keel.telegram.polling import Tally
+
+DEFAULT_TOKEN_ENV = "KEEL_TELEGRAM_TOKEN"
+INSTALL = "pip install 'keel[telegram]' (or: uv sync --extra telegram)"
+
+
+@app.command()
+def telegram(
+    brain: BrainArg,
+    bot: Annotated[str, typer.Option("--bot", help="The brain's bot to run.")],
+    token_env: Annotated[
+        str, typer.Option("--token-env", help="The environment variable holding the token.")
+    ] = DEFAULT_TOKEN_ENV,
+    api_url: Annotated[
+        str | None,
+        typer.Option("--api-url", help="Another Bot API server (self-hosted, or a test double)."),
+    ] = None,
+    until_idle: Annotated[
+        bool,
+        typer.Option(
+            "--until-idle",
+            help="Handle every pending update, deliver every pending message, then exit.",
+        ),
+    ] = False,
+    model: Annotated[
+        str, typer.Option("--model", help=f"The model that answers: {FORMS}.")
+    ] = "none",
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a brain bot as a Telegram bot: each message a turn, each answer a native reply."""
+
+    def body() -> None:
+        client_model = build_model(parse_model(model))
+        token = os.environ.get(token_env, "").strip()
+        if not token:
+            raise UsageError(
+                f"no Telegram bot token in ${token_env} — set it to the token BotFather gave "
+                "(or name another variable with --token-env)"
+            )
+        with open_engine(brain, db) as engine:
+            tally = asyncio.run(_run(engine, client_model, token, bot, api_url, until_idle))
+        summary = {
+            "bot": bot,
+            "updates": tally.updates,
+            "answered": tally.answered,
+            "skipped": tally.skipped,
+            "delivered": tally.delivered,
+            "failed": tally.failed,
+        }
+        if as_json:
+            emit_json(summary)
+        else:
+            console().print(
+                f"{bot}: {tally.updates} update(s), {tally.answered} answered, "
+                f"{len(tally.skipped)} skipped; {tally.delivered} message(s) delivered, "
+                f"{tally.failed} failed"
+            )
+
+    guard(as_json, body)
+
+
+async def _run(
+    engine: Engine,
+    model: ModelClient | None,
+    token: str,
+    bot: str,
+    api_url: str | None,
+    until_idle: bool,
+) -> Tally:
+    try:
+        from aiogram.exceptions import TelegramUnauthorizedError
+
+        from keel.telegram.polling import Adapter
+    except ImportError as exc:
+        raise UsageError(
+            f"keel telegram needs aiogram ({exc.name} is missing) — {INSTALL}"
+        ) from None
+    client = _client(token, api_url)
+    try:
+        return await Adapter(engine, model, client, bot=bot).poll(until_idle=until_idle)
+    except TelegramUnauthorizedError:
+        raise UsageError("Telegram refused the bot token — check it with BotFather") from None
+    finally:
+        await client.session.close()
+
+
+def _client(token: str, api_url: str | None) -> Bot:
+    from aiogram import Bot
+    from aiogram.client.session.aiohttp import AiohttpSession
+    from aiogram.client.telegram import TelegramAPIServer
+    from aiogram.utils.token import TokenValidationError
+
+    session = AiohttpSession(api=TelegramAPIServer.from_base(api_url)) if api_url else None
+    try:
+        return Bot(token, session=session)
+    except TokenValidationError:
+        raise UsageError(
+            "that is not a Telegram bot token (it looks like 123456:ABC...) — "
+            "copy it again from BotFather"
+        ) from None
