@@ -232,3 +232,21 @@ def test_without_a_token_it_says_where_to_put_one(
     assert result.exit_code == 2
     assert "no Telegram bot token in $KEEL_TELEGRAM_TOKEN" in result.output
     assert here.exists()
+
+
+def test_a_server_error_is_retried_and_a_long_answer_goes_in_parts(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.fail_next("sendMessage", Failure(502, "Bad Gateway"))
+    long_answer = "\n\n".join(f"Step {n}: " + "check the label " * 60 for n in range(11))
+    double.push(message(7, "my parcel is broken, help"))
+    tally = run_bot(double, scripted(here, long_answer))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    parts = double.sent()[1:]  # the first try met the 502
+    assert len(parts) == 3
+    assert all(len(p["text"]) <= 4096 for p in parts)
+    assert parts[0]["reply_parameters"]["message_id"] == 47
+    assert all("reply_parameters" not in p for p in parts[1:])
+    assert all(p["message_thread_id"] == "12" for p in parts)
+    (shown,) = sent_in_forum()
+    assert shown["surface_message_id"] == "1001"  # the first part's id

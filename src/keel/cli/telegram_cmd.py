@@ -15,7 +15,7 @@ import typer
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
 from keel.cli.root import app, console, emit_json, guard
 from keel.errors import UsageError
-from keel.runtime.model_specs import FORMS, build_model, parse_model
+from keel.runtime.model_specs import FORMS, build_model, default_model, parse_model
 
 if TYPE_CHECKING:
     from aiogram import Bot
@@ -47,15 +47,19 @@ def telegram(
         ),
     ] = False,
     model: Annotated[
-        str, typer.Option("--model", help=f"The model that answers: {FORMS}.")
-    ] = "none",
+        str | None,
+        typer.Option(
+            "--model",
+            help=f"The model that answers: {FORMS} (default: MANIFEST's model.name, else "
+            "a provider whose key is set; none only prepares each turn).",
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a brain bot as a Telegram bot: each message a turn, each answer a native reply."""
 
     def body() -> None:
-        client_model = build_model(parse_model(model))
         token = os.environ.get(token_env, "").strip()
         if not token:
             raise UsageError(
@@ -63,6 +67,8 @@ def telegram(
                 "(or name another variable with --token-env)"
             )
         with open_engine(brain, db) as engine:
+            chosen = parse_model(model) if model else default_model(_declared(engine))
+            client_model = build_model(chosen)
             tally = asyncio.run(_run(engine, client_model, token, bot, api_url, until_idle))
         summary = {
             "bot": bot,
@@ -82,6 +88,10 @@ def telegram(
             )
 
     guard(as_json, body)
+
+
+def _declared(engine: Engine) -> str | None:
+    return engine.brain.manifest.model.name
 
 
 async def _run(
