@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from keel.cli import app
+from keel.link.values import Conversation
+from keel.runtime.engine import Engine
+from keel.store.run_values import CardRow
 from tests.runtime.driver import copy_reference
 from tests.telegram.double import TOKEN, BotAPIDouble, Failure, running_double
 
@@ -250,3 +254,91 @@ def test_a_server_error_is_retried_and_a_long_answer_goes_in_parts(
     assert all(p["message_thread_id"] == "12" for p in parts)
     (shown,) = sent_in_forum()
     assert shown["surface_message_id"] == "1001"  # the first part's id
+
+
+def pending_card(text: str) -> None:
+    """A run's approval card, recorded as `keel run` records one, waiting for delivery."""
+    at = datetime.now(UTC)
+    with Engine(Path("brain"), DB) as engine:
+        conversation = Conversation(bot="desk", chat=f"tg:chat:{FORUM}", thread="12")
+        engine.send(conversation, text, message_id="run-1:3", card=True)
+        with engine.store.transaction() as tx:
+            tx.record_card(
+                CardRow(
+                    id="run-1:3",
+                    run_id="run-1",
+                    tool="refund_issue",
+                    arguments={"ticket": "T-481", "amount": 180},
+                    risk="dangerous",
+                    capability="billing:refund",
+                    summary=text,
+                    bot="desk",
+                    chat=f"tg:chat:{FORUM}",
+                    thread="12",
+                    message_id="run-1:3",
+                    status="pending",
+                    asked_at=at,
+                    timeout_at=at + timedelta(hours=1),
+                )
+            )
+
+
+def card_status() -> tuple[str, str | None]:
+    with Engine(Path("brain"), DB) as engine, engine.store.transaction() as tx:
+        card = tx.card("run-1:3")
+    assert card is not None
+    return card.status, card.decided_by
+
+
+def pressed(update_id: int, data: str) -> dict[str, Any]:
+    shown = {"message_id": 1001, "date": 1, "chat": GROUP, "from": BOT, "text": "Refund?"}
+    query = {"id": f"q{update_id}", "from": ANA, "chat_instance": "c", "data": data}
+    return {"update_id": update_id, "callback_query": {**query, "message": shown}}
+
+
+@pytest.mark.usefixtures("here")
+def test_a_card_goes_with_buttons_and_a_press_decides_it_once(double: BotAPIDouble) -> None:
+    pending_card("Refund $180 on T-481?")
+    run_bot(double, "none")
+    (card,) = double.sent()
+    assert card["text"] == "Refund $180 on T-481?"
+    assert card["reply_markup"] == {
+        "inline_keyboard": [
+            [
+                {"text": "Approve", "callback_data": "keel:approve"},
+                {"text": "Deny", "callback_data": "keel:deny"},
+            ]
+        ]
+    }
+    double.push(pressed(9, "keel:approve"))
+    tally = run_bot(double, "none")
+    assert tally["decided"] == 1
+    assert card_status() == ("approved", "tg:user:5513001")
+    (answered,) = double.sent("answerCallbackQuery")
+    assert answered["text"].startswith("Approved by tg:user:5513001 at ")
+    (edited,) = double.sent("editMessageText")
+    assert edited["text"].startswith("Refund?\n\nApproved by tg:user:5513001")
+    double.push(pressed(10, "keel:deny"))
+    tally = run_bot(double, "none")
+    assert tally["decided"] == 0
+    assert double.sent("answerCallbackQuery")[-1]["text"] == (
+        "This card was approved already by tg:user:5513001."
+    )
+    assert len(double.sent("editMessageText")) == 1
+    assert card_status() == ("approved", "tg:user:5513001")
+
+
+@pytest.mark.usefixtures("here")
+def test_a_yes_in_reply_to_a_card_decides_it_and_is_no_turn(double: BotAPIDouble) -> None:
+    pending_card("Refund $180 on T-481?")
+    run_bot(double, "none")
+    card = {"message_id": 1001, "date": 1, "chat": GROUP, "from": BOT, "text": "Refund?"}
+    double.push(message(11, "yes, go ahead", reply_to_message=card))
+    tally = run_bot(double, "none")
+    assert (tally["decided"], tally["answered"]) == (1, 0)
+    assert card_status()[0] == "approved"
+    turns = runner.invoke(app, ["turns", "brain", "--db", DB, "--json"])
+    assert json.loads(turns.stdout)["turns"] == []
+    # Handed out again, the same update decides nothing more and makes no turn.
+    double.push(message(11, "yes, go ahead", reply_to_message=card))
+    assert run_bot(double, "none")["skipped"] == ["11: answered already"]

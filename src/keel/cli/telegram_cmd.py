@@ -7,7 +7,11 @@ missing `telegram` extra is a usage error that names the install.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -66,7 +70,7 @@ def telegram(
                 f"no Telegram bot token in ${token_env} — set it to the token BotFather gave "
                 "(or name another variable with --token-env)"
             )
-        with open_engine(brain, db) as engine:
+        with open_engine(brain, db) as engine, _logging():
             chosen = parse_model(model) if model else default_model(_declared(engine))
             client_model = build_model(chosen)
             tally = asyncio.run(_run(engine, client_model, token, bot, api_url, until_idle))
@@ -74,6 +78,7 @@ def telegram(
             "bot": bot,
             "updates": tally.updates,
             "answered": tally.answered,
+            "decided": tally.decided,
             "skipped": tally.skipped,
             "delivered": tally.delivered,
             "failed": tally.failed,
@@ -83,11 +88,26 @@ def telegram(
         else:
             console().print(
                 f"{bot}: {tally.updates} update(s), {tally.answered} answered, "
-                f"{len(tally.skipped)} skipped; {tally.delivered} message(s) delivered, "
-                f"{tally.failed} failed"
+                f"{len(tally.skipped)} skipped, {tally.decided} card(s) decided; "
+                f"{tally.delivered} message(s) delivered, {tally.failed} failed"
             )
 
     guard(as_json, body)
+
+
+@contextmanager
+def _logging() -> Iterator[None]:
+    """What each update became (skipped, not answered, a failed delivery), on stderr."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="keel telegram: %(levelname)s %(message)s"
+    )
+    keel_log = logging.getLogger("keel")
+    level = keel_log.level
+    keel_log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        keel_log.setLevel(level)
 
 
 def _declared(engine: Engine) -> str | None:

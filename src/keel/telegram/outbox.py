@@ -32,6 +32,7 @@ from aiogram.types import ReplyParameters
 from keel.log import logger, shown
 from keel.store.delivery import Outgoing
 from keel.store.store import Store
+from keel.telegram.cards import buttons
 
 log = logger("telegram")
 
@@ -111,18 +112,26 @@ class Outbox:
             batch = await asyncio.to_thread(self._pending)
             if not batch:
                 return delivered, failed
-            for out in batch:
-                if await self.deliver(out):
+            for out, card in batch:
+                if await self.deliver(out, card=card):
                     delivered += 1
                 else:
                     failed += 1
 
-    def _pending(self) -> tuple[Outgoing, ...]:
+    def _pending(self) -> list[tuple[Outgoing, bool]]:
+        """The pending messages, each with whether it is an approval card still pending."""
         with self._store.transaction() as tx:
-            return tx.outbox(self._bot, CHAT_PREFIX)
+            found = []
+            for out in tx.outbox(self._bot, CHAT_PREFIX):
+                card = None
+                if out.message_id is not None:
+                    card = tx.card_for_message(out.bot, out.chat, out.message_id)
+                found.append((out, card is not None and card.status == "pending"))
+            return found
 
-    async def deliver(self, out: Outgoing) -> bool:
-        """Send one message until it is delivered (True) or failed (False)."""
+    async def deliver(self, out: Outgoing, *, card: bool = False) -> bool:
+        """Send one message until it is delivered (True) or failed (False); a pending
+        `card` goes with its Approve / Deny buttons."""
         target = target_of(out)
         if isinstance(target, str):
             await self._failed(out, target, final=True)
@@ -132,7 +141,7 @@ class Outbox:
         parts = split_text(out.text)
         while parts:
             try:
-                sent = await self._send(target, parts[0], native=first is None)
+                sent = await self._send(target, parts[0], first=first is None, card=card)
             except TelegramRetryAfter as exc:
                 reason, wait, final = f"429: {exc.message}", float(exc.retry_after), False
             except (TelegramNetworkError, TelegramServerError) as exc:
@@ -157,9 +166,9 @@ class Outbox:
             await asyncio.to_thread(self._delivered, out, str(first))
         return True
 
-    async def _send(self, target: Target, text: str, *, native: bool) -> int:
+    async def _send(self, target: Target, text: str, *, first: bool, card: bool) -> int:
         reply = None
-        if native and target.reply_to is not None:
+        if first and target.reply_to is not None:
             reply = ReplyParameters(message_id=target.reply_to, allow_sending_without_reply=True)
         sent = await self._client.send_message(
             chat_id=target.chat_id,
@@ -167,6 +176,7 @@ class Outbox:
             message_thread_id=target.thread_id,
             business_connection_id=target.connection,
             reply_parameters=reply,
+            reply_markup=buttons() if first and card else None,
             parse_mode=None,
         )
         return sent.message_id

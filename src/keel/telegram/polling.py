@@ -18,16 +18,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from aiogram import Bot
-from aiogram.exceptions import TelegramNetworkError, TelegramRetryAfter, TelegramServerError
-from aiogram.types import Update
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramNetworkError,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
+from aiogram.types import CallbackQuery, Message, Update
 
 from keel.errors import UsageError
 from keel.log import logger, shown
 from keel.runtime.engine import Engine
 from keel.runtime.models import ModelClient
+from keel.telegram.cards import press
 from keel.telegram.outbox import MAX_ATTEMPTS, Outbox, Sleep
 from keel.telegram.turns import Handled, handle
-from keel.telegram.updates import Skipped, read_update
+from keel.telegram.updates import Skipped, chat_id_of, read_update
 
 log = logger("telegram")
 
@@ -45,6 +51,7 @@ class Tally:
     updates: int = 0
     answered: int = 0
     skipped: list[str] = field(default_factory=list)
+    decided: int = 0
     delivered: int = 0
     failed: int = 0
 
@@ -73,7 +80,10 @@ class Adapter:
         self.outbox = Outbox(engine.store, client, bot=bot, backoff=backoff, sleep=sleep)
 
     async def handle_update(self, update: Update) -> Handled:
-        """One update: a turn answered and recorded for delivery, or skipped and logged."""
+        """One update: a turn answered and recorded for delivery, a card decided by its
+        button, or skipped and logged."""
+        if update.callback_query is not None:
+            return await self._pressed(update.callback_query)
         read = read_update(update)
         if isinstance(read, Skipped):
             log.info("update %s skipped: %s", read.update_id, read.reason)
@@ -84,6 +94,41 @@ class Adapter:
         if done.skipped is not None:
             log.info("update %s in %s: %s", read.update_id, shown(read.chat), done.skipped)
         return done
+
+    async def _pressed(self, query: CallbackQuery) -> Handled:
+        message = query.message
+        if message is None:
+            await self._answer(query, "This card is too old to decide here.")
+            return Handled(skipped="a button on a message Telegram no longer shows")
+        pressed = await asyncio.to_thread(
+            press,
+            self._engine.store,
+            bot=self._bot,
+            chat=chat_id_of(message.chat),
+            surface_message_id=str(message.message_id),
+            data=query.data or "",
+            by=f"tg:user:{query.from_user.id}",
+        )
+        await self._answer(query, pressed.answer)
+        if pressed.decided is None:
+            return Handled(skipped=pressed.answer)
+        shown_text = message.text if isinstance(message, Message) else None
+        try:
+            await self._client.edit_message_text(
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                text=f"{shown_text}\n\n{pressed.decided}" if shown_text else pressed.decided,
+                reply_markup=None,
+            )
+        except TelegramAPIError as exc:  # the decision stands; only its display failed
+            log.warning("the decided card could not be edited: %s", shown(exc.message))
+        return Handled(decided=pressed.decided)
+
+    async def _answer(self, query: CallbackQuery, text: str) -> None:
+        try:
+            await self._client.answer_callback_query(query.id, text=text)
+        except TelegramAPIError as exc:
+            log.warning("a button press could not be answered: %s", shown(exc.message))
 
     async def poll(self, *, until_idle: bool = False, timeout: int = POLL_TIMEOUT) -> Tally:
         """Handle updates and deliver the outbox, for ever (or, `until_idle`, until both
@@ -97,6 +142,7 @@ class Adapter:
                 done = await self.handle_update(update)
                 tally.updates += 1
                 tally.answered += done.answered
+                tally.decided += done.decided is not None
                 if done.skipped is not None:
                     tally.skipped.append(f"{update.update_id}: {done.skipped}")
                 offset = update.update_id + 1

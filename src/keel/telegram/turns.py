@@ -44,6 +44,8 @@ class Handled:
     turn: int | None = None
     answered: bool = False
     skipped: str | None = None
+    # A yes or no to a pending card (or a button pressed on it): the decision recorded.
+    decided: str | None = None
 
 
 class UpdateSteps(DirectSteps):
@@ -109,6 +111,14 @@ def handle(
         if incoming.reply_to is not None:
             found = tx.by_surface_id(bot, incoming.chat, str(incoming.reply_to))
     request = turn_request(incoming, bot=bot, now=now, reply_to=() if found is None else (found,))
+    if request.reply_to:
+        # A yes or no to a pending card is the person's decision, not a turn (as in
+        # `keel turn` and the service); the run waiting on it is woken by a worker.
+        card = engine.answer_card(request)
+        if card is not None:
+            with store.transaction() as tx:
+                tx.claim_update(bot, incoming.update_id, now)
+            return Handled(decided=f"card {card.id} {card.status}")
     steps = UpdateSteps(store, incoming=incoming, request=request)
     try:
         if model is None:
