@@ -30,8 +30,8 @@ LAYERS = [
     {"testing"},
     {"runtime"},
     {"importers"},
-    {"runs", "mcp", "web"},
     {"telegram"},
+    {"runs", "mcp", "web"},
     {"cli"},
     {"__init__", "__main__"},
 ]

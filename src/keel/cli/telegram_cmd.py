@@ -58,18 +58,48 @@ def telegram(
             "a provider whose key is set; none only prepares each turn).",
         ),
     ] = None,
+    webhook: Annotated[
+        str | None,
+        typer.Option(
+            "--webhook",
+            help="Register this URL (keel serve's /telegram/BOT) as the bot's webhook, then exit.",
+        ),
+    ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option(
+            "--telegram-secret",
+            envvar="KEEL_TELEGRAM_SECRET",
+            help="The secret Telegram signs webhook calls with (as keel serve's).",
+            show_default=False,
+            show_envvar=True,
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a brain bot as a Telegram bot: each message a turn, each answer a native reply."""
 
     def body() -> None:
+        try:
+            import aiogram  # noqa: F401 - only to say which install is missing
+        except ImportError as exc:
+            raise UsageError(
+                f"keel telegram needs aiogram ({exc.name} is missing) — {INSTALL}"
+            ) from None
         token = os.environ.get(token_env, "").strip()
         if not token:
             raise UsageError(
                 f"no Telegram bot token in ${token_env} — set it to the token BotFather gave "
                 "(or name another variable with --token-env)"
             )
+        if webhook is not None:
+            asyncio.run(_register(token, api_url, webhook, secret))
+            if as_json:
+                emit_json({"bot": bot, "webhook": webhook})
+            else:
+                console().print(f"{bot}: webhook set to {webhook}")
+            return
         with open_engine(brain, db) as engine, _logging():
             chosen = parse_model(model) if model else default_model(_declared(engine))
             client_model = build_model(chosen)
@@ -122,19 +152,30 @@ async def _run(
     api_url: str | None,
     until_idle: bool,
 ) -> Tally:
-    try:
-        from aiogram.exceptions import TelegramUnauthorizedError
+    from aiogram.exceptions import TelegramUnauthorizedError
 
-        from keel.telegram.polling import Adapter
-    except ImportError as exc:
-        raise UsageError(
-            f"keel telegram needs aiogram ({exc.name} is missing) — {INSTALL}"
-        ) from None
+    from keel.telegram.polling import Adapter
+
     client = _client(token, api_url)
     try:
         return await Adapter(engine, model, client, bot=bot).poll(until_idle=until_idle)
     except TelegramUnauthorizedError:
         raise UsageError("Telegram refused the bot token — check it with BotFather") from None
+    finally:
+        await client.session.close()
+
+
+async def _register(token: str, api_url: str | None, url: str, secret: str | None) -> None:
+    if not secret:
+        raise UsageError(
+            "a webhook needs the secret keel serve checks — pass --telegram-secret or set "
+            "KEEL_TELEGRAM_SECRET (the same on both)"
+        )
+    if not url.startswith("https://") and api_url is None:
+        raise UsageError(f"Telegram calls webhooks over HTTPS only — {url!r} is not https://")
+    client = _client(token, api_url)
+    try:
+        await client.set_webhook(url, secret_token=secret)
     finally:
         await client.session.close()
 
