@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine
 
@@ -35,7 +35,7 @@ def test_a_bot_message_waits_in_the_outbox_until_delivered(store: Store) -> None
     record(store, "Elsewhere.", "m-2", Conversation(bot="desk", chat="cli:local"))
     record(store, "Other bot.", "m-3", Conversation(bot="nova", chat="tg:chat:-100"))
     with store.transaction() as tx:
-        (waiting,) = tx.outbox("desk", "tg:")
+        (waiting,) = tx.outbox("desk", "tg:", AT)
         assert (waiting.text, waiting.thread, waiting.reply_to, waiting.attempts) == (
             "On its way.",
             "12",
@@ -43,11 +43,11 @@ def test_a_bot_message_waits_in_the_outbox_until_delivered(store: Store) -> None
             0,
         )
         tx.attempt_failed(waiting.row, "network: reset", final=False)
-        (again,) = tx.outbox("desk", "tg:")
+        (again,) = tx.outbox("desk", "tg:", AT)
         assert again.attempts == 1
         assert tx.mark_delivered(waiting.row, "91") is True
         assert tx.mark_delivered(waiting.row, "92") is False  # delivered once
-        assert tx.outbox("desk", "tg:") == ()
+        assert tx.outbox("desk", "tg:", AT) == ()
         assert tx.by_surface_id("desk", "tg:chat:-100", "91") == "m-1"
         assert tx.by_surface_id("nova", "tg:chat:-100", "91") is None
         (sent,) = tx.sent_messages("tg:chat:-100", limit=1)
@@ -62,9 +62,9 @@ def test_a_bot_message_waits_in_the_outbox_until_delivered(store: Store) -> None
 def test_a_message_that_cannot_be_delivered_fails_with_the_reason(store: Store) -> None:
     record(store, "Hello", "m-1")
     with store.transaction() as tx:
-        (waiting,) = tx.outbox("desk", "tg:")
+        (waiting,) = tx.outbox("desk", "tg:", AT)
         tx.attempt_failed(waiting.row, "Bad Request: chat not found", final=True)
-        assert tx.outbox("desk", "tg:") == ()
+        assert tx.outbox("desk", "tg:", AT) == ()
         (sent,) = tx.sent_messages("tg:chat:-100")
     assert sent.delivery == Delivery(
         state="failed", attempts=1, reason="Bad Request: chat not found"
@@ -99,3 +99,19 @@ def test_two_processes_claiming_one_update_at_once_get_it_once(engine: Engine) -
     for thread in threads:
         thread.join()
     assert sorted(won) == [False, True]
+
+
+def test_a_message_one_process_is_sending_is_not_handed_to_another(store: Store) -> None:
+    record(store, "On its way.", "m-1")
+    later = AT + timedelta(minutes=5)
+    with store.transaction() as tx:
+        (waiting,) = tx.outbox("desk", "tg:", AT)
+        assert tx.take(waiting.row, AT, AT + timedelta(minutes=2)) is True
+    with store.transaction() as tx:
+        assert tx.outbox("desk", "tg:", AT) == ()
+        assert tx.take(waiting.row, AT, AT + timedelta(minutes=2)) is False
+        # The process that took it died: once its lease ends, another takes it.
+        assert [m.row for m in tx.outbox("desk", "tg:", later)] == [waiting.row]
+        assert tx.take(waiting.row, later, later + timedelta(minutes=2)) is True
+        assert tx.mark_delivered(waiting.row, "91") is True
+        assert tx.outbox("desk", "tg:", later + timedelta(hours=1)) == ()

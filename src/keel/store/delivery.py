@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import ColumnElement, Connection, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from keel.errors import StoreError
@@ -74,8 +74,11 @@ def delivery_state(value: str | None, where: str) -> DeliveryState | None:
     )
 
 
-def outbox(conn: Connection, bot: str, chat_prefix: str, limit: int = 100) -> tuple[Outgoing, ...]:
-    """The bot's pending messages in chats whose id starts with `chat_prefix`, oldest first."""
+def outbox(
+    conn: Connection, bot: str, chat_prefix: str, now: datetime, limit: int = 100
+) -> tuple[Outgoing, ...]:
+    """The bot's pending messages in chats whose id starts with `chat_prefix`, oldest
+    first, but those another process is sending (`take`) until its lease ends."""
     escaped = chat_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = conn.execute(
         select(_MESSAGES)
@@ -83,6 +86,7 @@ def outbox(conn: Connection, bot: str, chat_prefix: str, limit: int = 100) -> tu
             _MESSAGES.c.delivery == "pending",
             _MESSAGES.c.bot == bot,
             _MESSAGES.c.chat.like(f"{escaped}%", escape="\\"),
+            _free(now),
         )
         .order_by(_MESSAGES.c.id)
         .limit(limit)
@@ -103,6 +107,22 @@ def outbox(conn: Connection, bot: str, chat_prefix: str, limit: int = 100) -> tu
     )
 
 
+def take(conn: Connection, row: int, now: datetime, until: datetime) -> bool:
+    """Take a pending message to send until `until`; False when another process holds it
+    (or it is no longer pending). A process that dies holding it lets it go at `until`."""
+    done = conn.execute(
+        update(_MESSAGES)
+        .where(_MESSAGES.c.id == row, _MESSAGES.c.delivery == "pending", _free(now))
+        .values(delivery_lease=utc(until, "the end of a delivery lease"))
+    )
+    return done.rowcount > 0
+
+
+def _free(now: datetime) -> ColumnElement[bool]:
+    lease = _MESSAGES.c.delivery_lease
+    return or_(lease.is_(None), lease < utc(now, "the time the outbox is read"))
+
+
 def mark_delivered(conn: Connection, row: int, surface_message_id: str) -> bool:
     """Mark a pending message delivered as `surface_message_id`; False if it was not
     pending (another process delivered it first)."""
@@ -114,14 +134,22 @@ def mark_delivered(conn: Connection, row: int, surface_message_id: str) -> bool:
             surface_message_id=surface_message_id,
             attempts=_MESSAGES.c.attempts + 1,
             delivery_reason=None,
+            delivery_lease=None,
         )
     )
     return done.rowcount > 0
 
 
-def attempt_failed(conn: Connection, row: int, reason: str, *, final: bool) -> None:
-    """Count a failed attempt; `final` marks the message failed with the reason."""
-    values: dict[str, Any] = {"attempts": _MESSAGES.c.attempts + 1, "delivery_reason": reason}
+def attempt_failed(
+    conn: Connection, row: int, reason: str, *, final: bool, until: datetime | None = None
+) -> None:
+    """Count a failed attempt, holding the message `until` the next one; `final` marks
+    it failed with the reason."""
+    values: dict[str, Any] = {
+        "attempts": _MESSAGES.c.attempts + 1,
+        "delivery_reason": reason,
+        "delivery_lease": None if until is None else utc(until, "the end of a delivery lease"),
+    }
     if final:
         values["delivery"] = "failed"
     conn.execute(

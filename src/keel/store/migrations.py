@@ -309,6 +309,7 @@ def _keel_delivery(conn: Connection) -> None:
     """Delivery on a chat surface: each message's state and the surface's own id beside
     Keel's, on the history log's rows; and every surface update handled, once."""
     m = MetaData(naming_convention=schema.NAMING)
+    postgres = conn.dialect.name == "postgresql"
     # The history log already holds every message Keel sends (answers, run posts, cards):
     # delivery is a fact about those rows, so it is added to them rather than copied out.
     added = (
@@ -318,6 +319,7 @@ def _keel_delivery(conn: Connection) -> None:
         ("surface_message_id", "VARCHAR"),
         ("surface_reply_to", "VARCHAR"),
         ("surface_connection", "VARCHAR"),
+        ("delivery_lease", "TIMESTAMP WITH TIME ZONE" if postgres else "DATETIME"),
     )
     for name, kind in added:
         conn.execute(text(f"ALTER TABLE keel_messages ADD COLUMN {name} {kind}"))

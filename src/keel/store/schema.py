@@ -145,6 +145,8 @@ messages = Table(
     Column("surface_message_id", String, nullable=True),
     Column("surface_reply_to", String, nullable=True),
     Column("surface_connection", String, nullable=True),
+    # Until when one process has the message to send: no other sends it meanwhile.
+    Column("delivery_lease", UTCDateTime, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.

@@ -479,20 +479,30 @@ class Tx:
 
     # Delivery on a chat surface
 
-    def outbox(self, bot: str, chat_prefix: str, limit: int = 100) -> tuple[Outgoing, ...]:
-        """The bot's pending messages in chats starting with `chat_prefix`, oldest first."""
+    def outbox(
+        self, bot: str, chat_prefix: str, now: datetime, limit: int = 100
+    ) -> tuple[Outgoing, ...]:
+        """The bot's pending messages in chats starting with `chat_prefix`, oldest first
+        (none another process is sending)."""
         with self._doing(f"read the outbox of {bot}") as conn:
-            return _delivery.outbox(conn, bot, chat_prefix, limit)
+            return _delivery.outbox(conn, bot, chat_prefix, now, limit)
+
+    def take(self, row: int, now: datetime, until: datetime) -> bool:
+        """Take a pending message to send until `until`; False when another process has it."""
+        with self._doing(f"take message row {row} to send") as conn:
+            return _delivery.take(conn, row, now, until)
 
     def mark_delivered(self, row: int, surface_message_id: str) -> bool:
         """Mark a pending message delivered; False if another process did first."""
         with self._doing(f"mark message row {row} delivered") as conn:
             return _delivery.mark_delivered(conn, row, surface_message_id)
 
-    def attempt_failed(self, row: int, reason: str, *, final: bool) -> None:
-        """Count a failed delivery attempt (`final`: the message failed for good)."""
+    def attempt_failed(
+        self, row: int, reason: str, *, final: bool, until: datetime | None = None
+    ) -> None:
+        """Count a failed delivery attempt, held `until` the next (`final`: failed for good)."""
         with self._doing(f"record a failed delivery of message row {row}") as conn:
-            _delivery.attempt_failed(conn, row, reason, final=final)
+            _delivery.attempt_failed(conn, row, reason, final=final, until=until)
 
     def by_surface_id(self, bot: str, chat: str, surface_message_id: str) -> str | None:
         """Keel's id of the message delivered in `chat` as the surface's `surface_message_id`."""

@@ -10,8 +10,9 @@ paragraph, then line, then word boundaries, and the first one's id is the one ke
 A 429 waits the `retry_after` Telegram names; a network or server error waits longer each
 time (`backoff`, doubled); each counts as an attempt, and after `MAX_ATTEMPTS` the
 message is failed with the last reason. A refusal that cannot change (a bad request, a
-bot blocked or removed) fails it at once. A message whose chat or thread is not
-Telegram's (a thread named `t-481` rather than a topic id) fails, saying so.
+bot blocked or removed) fails it at once. Two processes never send one message
+at once: each takes it for a while (`LEASE`) before sending. A message whose chat or
+thread is not Telegram's (a thread named `t-481` rather than a topic id) fails, saying so.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from aiogram import Bot
 from aiogram.exceptions import (
@@ -41,7 +43,15 @@ MAX_ATTEMPTS = 5
 CHAT_PREFIX = "tg:"
 _KINDS = ("tg:chat:", "tg:user:", "tg:business:")
 
+# How long a process holds a message it is sending: past it (the process died mid-send),
+# another process sends it. A send is one HTTP call; this is many times one.
+LEASE = timedelta(minutes=2)
+
 Sleep = Callable[[float], Awaitable[None]]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,8 +108,10 @@ class Outbox:
         bot: str,
         backoff: float = 1.0,
         sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], datetime] = _now,
     ) -> None:
         self._store = store
+        self._clock = clock
         self._client = client
         self._bot = bot
         self._backoff = backoff
@@ -113,7 +125,10 @@ class Outbox:
             if not batch:
                 return delivered, failed
             for out, card in batch:
-                if await self.deliver(out, card=card):
+                done = await self.deliver(out, card=card)
+                if done is None:
+                    continue  # another process is sending it
+                if done:
                     delivered += 1
                 else:
                     failed += 1
@@ -122,16 +137,19 @@ class Outbox:
         """The pending messages, each with whether it is an approval card still pending."""
         with self._store.transaction() as tx:
             found = []
-            for out in tx.outbox(self._bot, CHAT_PREFIX):
+            for out in tx.outbox(self._bot, CHAT_PREFIX, self._clock()):
                 card = None
                 if out.message_id is not None:
                     card = tx.card_for_message(out.bot, out.chat, out.message_id)
                 found.append((out, card is not None and card.status == "pending"))
             return found
 
-    async def deliver(self, out: Outgoing, *, card: bool = False) -> bool:
-        """Send one message until it is delivered (True) or failed (False); a pending
-        `card` goes with its Approve / Deny buttons."""
+    async def deliver(self, out: Outgoing, *, card: bool = False) -> bool | None:
+        """Send one message until it is delivered (True) or failed (False); None when
+        another process has it to send. A pending `card` goes with its Approve / Deny
+        buttons."""
+        if not await asyncio.to_thread(self._take, out, 0.0):
+            return None
         target = target_of(out)
         if isinstance(target, str):
             await self._failed(out, target, final=True)
@@ -158,7 +176,7 @@ class Outbox:
                 continue
             attempts += 1
             final = final or attempts >= MAX_ATTEMPTS
-            await self._failed(out, reason, final=final)
+            await self._failed(out, reason, final=final, wait=wait)
             if final:
                 return False
             await self._sleep(wait)
@@ -181,11 +199,16 @@ class Outbox:
         )
         return sent.message_id
 
+    def _take(self, out: Outgoing, wait: float) -> bool:
+        now = self._clock()
+        with self._store.transaction() as tx:
+            return tx.take(out.row, now, now + timedelta(seconds=wait) + LEASE)
+
     def _delivered(self, out: Outgoing, surface_id: str) -> None:
         with self._store.transaction() as tx:
             tx.mark_delivered(out.row, surface_id)
 
-    async def _failed(self, out: Outgoing, reason: str, *, final: bool) -> None:
+    async def _failed(self, out: Outgoing, reason: str, *, final: bool, wait: float = 0.0) -> None:
         log.warning(
             "message %s to %s %s: %s",
             out.message_id or out.row,
@@ -195,8 +218,10 @@ class Outbox:
         )
 
         def record() -> None:
+            # Held through the wait before the next attempt, so no other process sends it.
+            until = self._clock() + timedelta(seconds=wait) + LEASE
             with self._store.transaction() as tx:
-                tx.attempt_failed(out.row, reason, final=final)
+                tx.attempt_failed(out.row, reason, final=final, until=until)
 
         await asyncio.to_thread(record)
 
