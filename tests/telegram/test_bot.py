@@ -342,3 +342,14 @@ def test_a_yes_in_reply_to_a_card_decides_it_and_is_no_turn(double: BotAPIDouble
     # Handed out again, the same update decides nothing more and makes no turn.
     double.push(message(11, "yes, go ahead", reply_to_message=card))
     assert run_bot(double, "none")["skipped"] == ["11: answered already"]
+
+
+def test_in_a_group_chatter_the_policy_leaves_alone_is_answered_only_when_said_to_the_bot(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.push(message(12, "lovely weather today"))
+    double.push(message(13, "@desk_bot lovely weather today"))
+    tally = run_bot(double, scripted(here, "It is."))
+    assert (tally["updates"], tally["answered"]) == (2, 1)
+    (sent,) = double.sent()
+    assert sent["reply_parameters"]["message_id"] == 53

@@ -9,7 +9,7 @@ import pytest
 from aiogram.types import Update
 
 from keel.link.values import Conversation
-from keel.telegram import Incoming, Skipped, read_update, turn_request
+from keel.telegram import BotUser, Incoming, Skipped, read_update, turn_request
 
 NOW = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 GROUP = {"id": -1003000000001, "type": "supergroup", "title": "Desk", "is_forum": True}
@@ -168,3 +168,49 @@ def test_a_caption_is_the_text_of_its_media() -> None:
 )
 def test_what_keel_does_not_answer_is_skipped_with_a_reason(made: Update, reason: str) -> None:
     assert read_update(made) == Skipped(update_id=7, reason=reason)
+
+
+ME = BotUser(id=4242, username="desk_bot")
+
+
+@pytest.mark.parametrize(
+    ("made", "addressed"),
+    [
+        pytest.param(update(text="lovely weather"), False, id="chatter"),
+        pytest.param(update(text="/status"), True, id="command"),
+        pytest.param(update(text="hey @Desk_Bot, a question"), True, id="mention"),
+        pytest.param(
+            update(
+                text="and?",
+                reply_to_message={
+                    "message_id": 9,
+                    "date": 1,
+                    "chat": GROUP,
+                    "from": {"id": 4242, "is_bot": True, "first_name": "Desk"},
+                    "text": "Hi",
+                },
+            ),
+            True,
+            id="reply-to-the-bot",
+        ),
+        pytest.param(
+            update(
+                text="agreed",
+                reply_to_message={
+                    "message_id": 9,
+                    "date": 1,
+                    "chat": GROUP,
+                    "from": PERSON,
+                    "text": "Hi",
+                },
+            ),
+            False,
+            id="reply-to-a-person",
+        ),
+        pytest.param(update(chat=DM, text="lovely weather"), True, id="direct-message"),
+    ],
+)
+def test_a_group_message_is_addressed_to_the_bot_by_command_mention_or_reply(
+    made: Update, addressed: bool
+) -> None:
+    assert incoming(read_update(made, ME)).addressed is addressed

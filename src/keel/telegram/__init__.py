@@ -4,6 +4,6 @@ An edge like the CLI: it uses the engine and the store, and nothing of Keel impo
 (it needs the `telegram` extra).
 """
 
-from keel.telegram.updates import Incoming, Skipped, read_update, turn_request
+from keel.telegram.updates import BotUser, Incoming, Skipped, read_update, turn_request
 
-__all__ = ["Incoming", "Skipped", "read_update", "turn_request"]
+__all__ = ["BotUser", "Incoming", "Skipped", "read_update", "turn_request"]

@@ -33,7 +33,7 @@ from keel.runtime.models import ModelClient
 from keel.telegram.cards import press
 from keel.telegram.outbox import MAX_ATTEMPTS, Outbox, Sleep
 from keel.telegram.turns import Handled, handle
-from keel.telegram.updates import Skipped, chat_id_of, read_update
+from keel.telegram.updates import BotUser, Skipped, chat_id_of, read_update
 
 log = logger("telegram")
 
@@ -77,6 +77,7 @@ class Adapter:
         self._backoff = backoff
         self._sleep = sleep
         self._clock = clock
+        self._bot_user: BotUser | None = None
         self.outbox = Outbox(engine.store, client, bot=bot, backoff=backoff, sleep=sleep)
 
     async def handle_update(self, update: Update) -> Handled:
@@ -84,7 +85,7 @@ class Adapter:
         button, or skipped and logged."""
         if update.callback_query is not None:
             return await self._pressed(update.callback_query)
-        read = read_update(update)
+        read = read_update(update, await self._me())
         if isinstance(read, Skipped):
             log.info("update %s skipped: %s", read.update_id, read.reason)
             return Handled(skipped=read.reason)
@@ -94,6 +95,12 @@ class Adapter:
         if done.skipped is not None:
             log.info("update %s in %s: %s", read.update_id, shown(read.chat), done.skipped)
         return done
+
+    async def _me(self) -> BotUser:
+        if self._bot_user is None:
+            me = await self._client.me()  # asked once; aiogram keeps it too
+            self._bot_user = BotUser(id=me.id, username=me.username)
+        return self._bot_user
 
     async def _pressed(self, query: CallbackQuery) -> Handled:
         message = query.message

@@ -74,8 +74,9 @@ class UpdateSteps(DirectSteps):
     def request(
         self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
     ) -> ModelStep:
-        # The bot's chat policy said this message is not for it: nothing is asked or said.
-        if prepared.engage is False:
+        # The bot's chat policy said this message is not for it, or had nothing to say of
+        # a group message not said to the bot: nothing is asked or said.
+        if prepared.engage is False or (prepared.engage is None and not self._incoming.addressed):
             return ModelStep()
         return super().request(prepared, number, run)
 

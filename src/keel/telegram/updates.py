@@ -20,7 +20,9 @@ What is not answered, each on purpose:
   (a sticker, a photo, a voice note): there is no text for the model to read;
 - any other kind of update (a reaction, a poll, a member change).
 
-Media with a caption is answered, the caption being its text.
+Media with a caption is answered, the caption being its text. In a group, a message is
+`addressed` to the bot when it is a command, mentions the bot or replies to it: a bot
+whose chat policy says nothing about a message answers only those (`keel.telegram.turns`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class Incoming:
     reply_to: int | None = None
     # A Business message is answered through the business connection it came by.
     connection: str | None = None
+    # Said to the bot: a direct message, a command, a mention of the bot, or a reply to
+    # one of its messages. Without a chat policy of its own, a bot answers only these.
+    addressed: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,8 +69,17 @@ class Skipped:
     reason: str
 
 
-def read_update(update: Update) -> Incoming | Skipped:
-    """What `update` is for Keel: a message to answer, or one skipped and why."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BotUser:
+    """Who the bot is in Telegram (getMe), to tell a message said to it."""
+
+    id: int
+    username: str | None = None
+
+
+def read_update(update: Update, me: BotUser | None = None) -> Incoming | Skipped:
+    """What `update` is for Keel: a message to answer, or one skipped and why. Without
+    `me`, every message counts as said to the bot."""
     for kind in _EDITS:
         if getattr(update, kind) is not None:
             return Skipped(
@@ -73,14 +87,16 @@ def read_update(update: Update) -> Incoming | Skipped:
                 reason=f"{kind.replace('_', ' ')}: the answer to the first version stands",
             )
     if update.business_message is not None:
-        return read_message(update.update_id, update.business_message, business=True)
+        return read_message(update.update_id, update.business_message, me, business=True)
     message = update.message or update.channel_post
     if message is None:
         return Skipped(update_id=update.update_id, reason=f"a {_kind(update)} update")
-    return read_message(update.update_id, message)
+    return read_message(update.update_id, message, me)
 
 
-def read_message(update_id: int, message: Message, *, business: bool = False) -> Incoming | Skipped:
+def read_message(
+    update_id: int, message: Message, me: BotUser | None = None, *, business: bool = False
+) -> Incoming | Skipped:
     """One message as Keel reads it (see the module for what is skipped)."""
     text = message.text or message.caption
     if not text or not text.strip():
@@ -107,7 +123,18 @@ def read_message(update_id: int, message: Message, *, business: bool = False) ->
         message_id=message.message_id,
         reply_to=reply_to,
         connection=connection,
+        addressed=business or message.chat.type == "private" or _to_bot(message, text, me),
     )
+
+
+def _to_bot(message: Message, text: str, me: BotUser | None) -> bool:
+    """Whether a group message is said to the bot: a command, a mention, a reply to it."""
+    if me is None or text.startswith("/"):
+        return True
+    if me.username and f"@{me.username.casefold()}" in text.casefold():
+        return True
+    reply = message.reply_to_message
+    return reply is not None and reply.from_user is not None and reply.from_user.id == me.id
 
 
 def chat_id_of(chat: Chat, *, business: bool = False) -> str:
