@@ -353,3 +353,24 @@ def test_in_a_group_chatter_the_policy_leaves_alone_is_answered_only_when_said_t
     assert (tally["updates"], tally["answered"]) == (2, 1)
     (sent,) = double.sent()
     assert sent["reply_parameters"]["message_id"] == 53
+
+
+def test_context_and_help_are_answered_by_keel_never_by_the_model(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.push(message(14, "help, my parcel is broken"))
+    run_bot(double, scripted(here, "Sorry to hear that."))
+    double.push(message(15, "/context@desk_bot"))
+    double.push(message(16, "/help"))
+    tally = run_bot(double, scripted(here))  # a model asked anything would fail: no steps
+    assert tally["answered"] == 0
+    context, helped = double.sent()[1:]
+    assert context["text"].startswith("Turn 1, as support:")
+    assert "Window: " in context["text"]
+    assert (context["message_thread_id"], context["reply_parameters"]["message_id"]) == ("12", 55)
+    assert helped["text"].startswith("I am desk (as support)")
+    assert "/context" in helped["text"]
+    # Handed out again, a command is not answered twice.
+    double.push(message(16, "/help"))
+    assert run_bot(double, scripted(here))["skipped"] == ["16: answered already"]
+    assert len(double.sent()) == 3

@@ -35,6 +35,7 @@ from keel.log import logger, shown
 from keel.store.delivery import Outgoing
 from keel.store.store import Store
 from keel.telegram.cards import buttons
+from keel.telegram.updates import Incoming
 
 log = logger("telegram")
 
@@ -79,6 +80,16 @@ def target_of(out: Outgoing) -> Target | str:
         thread_id=None if out.thread is None else int(out.thread),
         reply_to=int(out.reply_to) if out.reply_to and _is_int(out.reply_to) else None,
         connection=out.connection,
+    )
+
+
+def reply_target(incoming: Incoming) -> Target:
+    """Where a native reply to `incoming` goes."""
+    return Target(
+        chat_id=incoming.chat_id,
+        thread_id=incoming.thread_id,
+        reply_to=incoming.message_id,
+        connection=incoming.connection,
     )
 
 
@@ -183,6 +194,15 @@ class Outbox:
         if first is not None:
             await asyncio.to_thread(self._delivered, out, str(first))
         return True
+
+    async def send_now(self, target: Target, text: str) -> int | None:
+        """Send a message that is not recorded (a command's answer), once; Telegram's id,
+        or None when it failed (logged)."""
+        try:
+            return await self._send(target, text[:LIMIT], first=True, card=False)
+        except TelegramAPIError as exc:
+            log.warning("a command's answer was not sent: %s", shown(exc.message))
+            return None
 
     async def _send(self, target: Target, text: str, *, first: bool, card: bool) -> int:
         reply = None

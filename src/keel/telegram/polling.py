@@ -31,7 +31,7 @@ from keel.log import logger, shown
 from keel.runtime.engine import Engine
 from keel.runtime.models import ModelClient
 from keel.telegram.cards import press
-from keel.telegram.outbox import MAX_ATTEMPTS, Outbox, Sleep
+from keel.telegram.outbox import MAX_ATTEMPTS, Outbox, Sleep, reply_target
 from keel.telegram.turns import Handled, handle
 from keel.telegram.updates import BotUser, Skipped, chat_id_of, read_update
 
@@ -94,6 +94,8 @@ class Adapter:
         )
         if done.skipped is not None:
             log.info("update %s in %s: %s", read.update_id, shown(read.chat), done.skipped)
+        if done.command is not None:
+            await self.outbox.send_now(reply_target(read), done.command)
         return done
 
     async def _me(self) -> BotUser:

@@ -26,6 +26,7 @@ from keel.runtime.engine import Engine
 from keel.runtime.loop import DirectSteps, TurnOutcome, preparation, run_turn
 from keel.runtime.models import ModelClient
 from keel.store.store import Store
+from keel.telegram.commands import command_of, context_text, help_text
 from keel.telegram.updates import Incoming, turn_request
 from keel.turn.prepare import Preparation, assembled, consult, prepare_in
 from keel.turn.prepared import PreparedTurn
@@ -46,6 +47,8 @@ class Handled:
     skipped: str | None = None
     # A yes or no to a pending card (or a button pressed on it): the decision recorded.
     decided: str | None = None
+    # A chat command's answer (`/context`, `/help`), sent as it is, never by the model.
+    command: str | None = None
 
 
 class UpdateSteps(DirectSteps):
@@ -112,6 +115,8 @@ def handle(
         if incoming.reply_to is not None:
             found = tx.by_surface_id(bot, incoming.chat, str(incoming.reply_to))
     request = turn_request(incoming, bot=bot, now=now, reply_to=() if found is None else (found,))
+    if command_of(incoming.text) is not None:
+        return _command(engine, incoming, request)
     if request.reply_to:
         # A yes or no to a pending card is the person's decision, not a turn (as in
         # `keel turn` and the service); the run waiting on it is woken by a worker.
@@ -145,3 +150,19 @@ def handle(
         )
         return Handled(skipped=str(exc))
     return Handled(turn=outcome.prepared.turn, answered=bool(outcome.reply))
+
+
+def _command(engine: Engine, incoming: Incoming, request: TurnRequest) -> Handled:
+    """Answer `/context` or `/help` once (the update is claimed as a turn's would be)."""
+    bot = request.conversation.bot
+    with engine.store.transaction() as tx:
+        if not tx.claim_update(bot, incoming.update_id, request.now):
+            return Handled(skipped="answered already")
+    if command_of(incoming.text) == "/context":
+        found = engine.context(incoming.chat, bot=bot, thread=incoming.thread)
+        return Handled(command=context_text(found))
+    try:
+        role: str | None = engine.role_for(request).id
+    except KeelError:  # no role here: the help says so by naming none
+        role = None
+    return Handled(command=help_text(bot, role))
