@@ -103,9 +103,8 @@ def split_text(text: str, limit: int = LIMIT) -> list[str]:
         cut = next((head.rfind(sep) for sep in ("\n\n", "\n", " ") if head.rfind(sep) > 0), limit)
         parts.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
-    if rest or not parts:
-        parts.append(rest)
-    return [part for part in parts if part] or [text[:limit]]
+    parts.append(rest)
+    return [part for part in parts if part]
 
 
 class Outbox:
