@@ -267,7 +267,7 @@ def pending_card(text: str) -> None:
                 CardRow(
                     id="run-1:3",
                     run_id="run-1",
-                    tool="refund_issue",
+                    tool="refund_send",
                     arguments={"ticket": "T-481", "amount": 180},
                     risk="dangerous",
                     capability="billing:refund",
