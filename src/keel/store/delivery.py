@@ -20,11 +20,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Connection, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from keel.errors import StoreError
 from keel.store import schema
-from keel.store.sql import unkey, utc
+from keel.store.sql import dialect_insert, unkey, utc
 
 DeliveryState = Literal["pending", "delivered", "failed"]
 DELIVERY_STATES: tuple[DeliveryState, ...] = ("pending", "delivered", "failed")
@@ -175,9 +174,8 @@ def by_surface_id(conn: Connection, bot: str, chat: str, surface_message_id: str
 
 def claim_update(conn: Connection, bot: str, update_id: int, at: datetime) -> bool:
     """Record an update as handled by `bot`; False when it was handled already."""
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     stmt = (
-        insert(_UPDATES)
+        dialect_insert(conn.dialect.name, _UPDATES)
         .on_conflict_do_nothing(index_elements=["bot", "update_id"])
         .returning(_UPDATES.c.update_id)
     )
