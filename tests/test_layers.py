@@ -30,6 +30,7 @@ LAYERS = [
     {"runtime"},
     {"models"},
     {"importers"},
+    {"telegram"},
     {"runs", "mcp", "web"},
     {"cli"},
     # Fakes for the tests only: no package of Keel may import them.

@@ -92,6 +92,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run_cmds",
         "Approve or deny a pending card; its run goes on (here, when no live process runs it).",
     ),
+    "telegram": (
+        "telegram_cmd",
+        "Run a brain bot as a Telegram bot: each message a turn, each answer a native reply.",
+    ),
     "serve": ("serve_cmd", "Serve the HTTP API and the dashboard (http://HOST:PORT/)."),
     "state": ("state_cmds", "The brain's state database."),
 }

@@ -81,6 +81,21 @@ def serve(
             max=BODY_BYTES.high,
         ),
     ] = MAX_BODY_BYTES,
+    telegram_secret: Annotated[
+        str | None,
+        typer.Option(
+            "--telegram-secret",
+            envvar="KEEL_TELEGRAM_SECRET",
+            help="Answer Telegram's webhooks at POST /telegram/BOT, signed with this secret "
+            "(the bot's token from KEEL_TELEGRAM_TOKEN_BOT or KEEL_TELEGRAM_TOKEN).",
+            show_default=False,
+            show_envvar=True,
+        ),
+    ] = None,
+    telegram_api_url: Annotated[
+        str | None,
+        typer.Option("--telegram-api-url", help="Another Bot API server for the webhooks' bots."),
+    ] = None,
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/)."""
     try:
@@ -100,7 +115,15 @@ def serve(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         svc, application = build_service(
-            brain, db, model=model, token=token, seed=seed, worker=worker, max_body=max_body
+            brain,
+            db,
+            model=model,
+            token=token,
+            seed=seed,
+            worker=worker,
+            max_body=max_body,
+            telegram_secret=telegram_secret,
+            telegram_api_url=telegram_api_url,
         )
     except KeelError as exc:
         fail(exc)

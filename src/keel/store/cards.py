@@ -18,6 +18,7 @@ from keel.assemble.values import Usage
 from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import schema
+from keel.store.delivery import Delivery, delivery_state
 from keel.store.run_values import CARD_STATUSES, CardRow, CardStatus, SentMessage, UsageRow
 from keel.store.runs import dumps, reach_of
 from keel.store.sql import conversation_key, dialect_insert, key, unkey, utc
@@ -227,6 +228,10 @@ def sent_messages(
             _ORIGINS.c.feature,
             _ORIGINS.c.run,
             _ORIGINS.c.pending_card,
+            _MESSAGES.c.delivery,
+            _MESSAGES.c.delivery_reason,
+            _MESSAGES.c.attempts,
+            _MESSAGES.c.surface_message_id,
         )
         .select_from(joined)
         .where(
@@ -255,8 +260,21 @@ def sent_messages(
             run=r.run,
             reach=reaches.get(r.origin_id, ()),
             pending_card=bool(r.pending_card),
+            delivery=_delivery(r),
         )
         for r in rows
+    )
+
+
+def _delivery(row: Row[Any]) -> Delivery | None:
+    state = delivery_state(row.delivery, f"message {row.message_id!r} in {row.chat}")
+    if state is None:
+        return None
+    return Delivery(
+        state=state,
+        attempts=int(row.attempts),
+        reason=row.delivery_reason,
+        surface_message_id=row.surface_message_id,
     )
 
 

@@ -54,8 +54,15 @@ def record_message(
     speaker: Speaker,
     text: str,
     message_id: str | None = None,
+    surface_reply_to: str | None = None,
+    surface_connection: str | None = None,
 ) -> None:
-    """Append one message to the conversation's history."""
+    """Append one message to the conversation's history.
+
+    A bot's message joins the outbox (`keel.store.delivery`) as pending: a chat surface
+    delivers it, answering natively the surface's message `surface_reply_to` and through
+    `surface_connection` when given.
+    """
     what = f"the {speaker} message of turn {turn} in {conversation.chat}"
     if speaker not in SPEAKERS:
         raise StoreError(
@@ -78,6 +85,9 @@ def record_message(
             "speaker": speaker,
             "text": text,
             "message_id": message_id,
+            "delivery": "pending" if speaker == "assistant" else None,
+            "surface_reply_to": surface_reply_to,
+            "surface_connection": surface_connection,
         },
     )
 

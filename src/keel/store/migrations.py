@@ -305,6 +305,45 @@ def _keel_seeds(conn: Connection) -> None:
     m.create_all(conn, checkfirst=True)
 
 
+def _keel_delivery(conn: Connection) -> None:
+    """Delivery on a chat surface: each message's state and the surface's own id beside
+    Keel's, on the history log's rows; and every surface update handled, once."""
+    m = MetaData(naming_convention=schema.NAMING)
+    postgres = conn.dialect.name == "postgresql"
+    # The history log already holds every message Keel sends (answers, run posts, cards):
+    # delivery is a fact about those rows, so it is added to them rather than copied out.
+    added = (
+        ("delivery", "VARCHAR"),
+        ("delivery_reason", "TEXT"),
+        ("attempts", "INTEGER NOT NULL DEFAULT 0"),
+        ("surface_message_id", "VARCHAR"),
+        ("surface_reply_to", "VARCHAR"),
+        ("surface_connection", "VARCHAR"),
+        ("delivery_lease", "TIMESTAMP WITH TIME ZONE" if postgres else "DATETIME"),
+    )
+    for name, kind in added:
+        conn.execute(text(f"ALTER TABLE keel_messages ADD COLUMN {name} {kind}"))
+    messages = Table(
+        "keel_messages",
+        m,
+        Column("id", BigId, primary_key=True),
+        Column("bot", String),
+        Column("chat", String),
+        Column("delivery", String),
+        Column("surface_message_id", String),
+    )
+    Index(None, messages.c.bot, messages.c.chat, messages.c.surface_message_id).create(conn)
+    Index(None, messages.c.delivery, messages.c.bot, messages.c.id).create(conn)
+    Table(
+        "keel_updates",
+        m,
+        Column("bot", String, primary_key=True),
+        Column("update_id", BigInteger, primary_key=True),
+        Column("at", UTCDateTime, nullable=False),
+        Column("turn_id", BigInteger, nullable=True),
+    ).create(conn, checkfirst=False)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -313,6 +352,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0005_keel_turn_journal", _keel_turn_journal),
     ("0006_keel_runs", _keel_runs),
     ("0007_keel_seeds", _keel_seeds),
+    ("0009_keel_delivery", _keel_delivery),
 )
 
 

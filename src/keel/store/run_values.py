@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from keel.assemble.values import Usage
 from keel.brain.specs import EntityKind, ReachEntry
+from keel.store.delivery import Delivery
 
 RunStatus = Literal["pending", "running", "waiting", "done", "failed"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("pending", "running", "waiting", "done", "failed")
@@ -130,6 +131,8 @@ class SentMessage:
     run: str | None = None
     reach: tuple[ReachEntry, ...] = ()
     pending_card: bool = False
+    # None: a message recorded before deliveries were (no surface was asked to send it).
+    delivery: Delivery | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The shape `keel messages --json` prints for one message."""
@@ -146,4 +149,8 @@ class SentMessage:
                 "reach": [{"context": r.context, "entity": r.entity} for r in self.reach],
                 "pending_card": self.pending_card,
             },
+            "delivery": None if self.delivery is None else self.delivery.to_json(),
+            "surface_message_id": (
+                None if self.delivery is None else self.delivery.surface_message_id
+            ),
         }

@@ -134,8 +134,36 @@ messages = Table(
     Column("speaker", String, nullable=False),
     Column("text", Text, nullable=False),
     Column("message_id", String, nullable=True),
+    # Delivery on a chat surface (an assistant's message recorded since 0009 starts
+    # 'pending'; None: a person's message, or one recorded before): 'pending',
+    # 'delivered' or 'failed' with the reason; the surface's id for the message once
+    # delivered, the surface's id of the message it answers natively, and the surface's
+    # connection to send through (a Telegram Business connection).
+    Column("delivery", String, nullable=True),
+    Column("delivery_reason", Text, nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("surface_message_id", String, nullable=True),
+    Column("surface_reply_to", String, nullable=True),
+    Column("surface_connection", String, nullable=True),
+    # Until when one process has the message to send: no other sends it meanwhile.
+    Column("delivery_lease", UTCDateTime, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
+    # A native reply names the surface's id of the message it answers.
+    Index(None, "bot", "chat", "surface_message_id"),
+    # The outbox: a bot's pending messages, oldest first.
+    Index(None, "delivery", "bot", "id"),
+)
+
+# Surface updates handled (a Telegram update_id per bot), each recorded in the transaction
+# of the turn it became, so an update delivered twice is answered once.
+updates = Table(
+    "keel_updates",
+    metadata,
+    Column("bot", String, primary_key=True),
+    Column("update_id", BigInteger, primary_key=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("turn_id", BigInteger, nullable=True),
 )
 
 sessions = Table(

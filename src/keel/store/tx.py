@@ -28,6 +28,7 @@ from keel.link.values import Binding, Conversation, KeptLink, Origin
 from keel.payload.sessions import SessionState
 from keel.store import bindings as _bindings
 from keel.store import cards as _cards
+from keel.store import delivery as _delivery
 from keel.store import history as _history
 from keel.store import journal as _journal
 from keel.store import keep as _keep
@@ -38,6 +39,7 @@ from keel.store import recall as _recall
 from keel.store import runs as _runs
 from keel.store import sessions as _sessions
 from keel.store import turns as _turns
+from keel.store.delivery import Outgoing
 from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
 from keel.store.listing import LoggedMessage
@@ -118,8 +120,11 @@ class Tx:
         speaker: Speaker,
         text: str,
         message_id: str | None = None,
+        surface_reply_to: str | None = None,
+        surface_connection: str | None = None,
     ) -> None:
-        """Log a message of the conversation: a turn's input ('user') or a bot's message."""
+        """Log a message of the conversation: a turn's input ('user') or a bot's message
+        (which joins the outbox: `keel.store.delivery`)."""
         recalled = self._recalled.get(conversation)
         if recalled is not None:
             recalled.history = None
@@ -132,6 +137,8 @@ class Tx:
                 speaker=speaker,
                 text=text,
                 message_id=message_id,
+                surface_reply_to=surface_reply_to,
+                surface_connection=surface_connection,
             )
 
     def history(
@@ -469,3 +476,50 @@ class Tx:
         """The stable id of a conversation's turn, or None."""
         with self._doing(f"find turn {turn} of {conversation.chat}") as conn:
             return _cards.journal_id(conn, conversation, turn)
+
+    # Delivery on a chat surface
+
+    def outbox(
+        self, bot: str, chat_prefix: str, now: datetime, limit: int = 100
+    ) -> tuple[Outgoing, ...]:
+        """The bot's pending messages in chats starting with `chat_prefix`, oldest first
+        (none another process is sending)."""
+        with self._doing(f"read the outbox of {bot}") as conn:
+            return _delivery.outbox(conn, bot, chat_prefix, now, limit)
+
+    def take(self, row: int, now: datetime, until: datetime) -> bool:
+        """Take a pending message to send until `until`; False when another process has it."""
+        with self._doing(f"take message row {row} to send") as conn:
+            return _delivery.take(conn, row, now, until)
+
+    def mark_delivered(self, row: int, surface_message_id: str) -> bool:
+        """Mark a pending message delivered; False if another process did first."""
+        with self._doing(f"mark message row {row} delivered") as conn:
+            return _delivery.mark_delivered(conn, row, surface_message_id)
+
+    def attempt_failed(
+        self, row: int, reason: str, *, final: bool, until: datetime | None = None
+    ) -> None:
+        """Count a failed delivery attempt, held `until` the next (`final`: failed for good)."""
+        with self._doing(f"record a failed delivery of message row {row}") as conn:
+            _delivery.attempt_failed(conn, row, reason, final=final, until=until)
+
+    def by_surface_id(self, bot: str, chat: str, surface_message_id: str) -> str | None:
+        """Keel's id of the message delivered in `chat` as the surface's `surface_message_id`."""
+        with self._doing(f"find surface message {surface_message_id!r} in {chat}") as conn:
+            return _delivery.by_surface_id(conn, bot, chat, surface_message_id)
+
+    def claim_update(self, bot: str, update_id: int, at: datetime) -> bool:
+        """Record a surface update as handled; False when it was handled already."""
+        with self._doing(f"record update {update_id} of {bot}") as conn:
+            return _delivery.claim_update(conn, bot, update_id, at)
+
+    def note_update_turn(self, bot: str, update_id: int, turn_id: int | None) -> None:
+        """Name the turn (journal id) an update became."""
+        with self._doing(f"record the turn of update {update_id}") as conn:
+            _delivery.note_update_turn(conn, bot, update_id, turn_id)
+
+    def update_handled(self, bot: str, update_id: int) -> bool:
+        """Whether the surface update was handled already."""
+        with self._doing(f"look up update {update_id} of {bot}") as conn:
+            return _delivery.update_handled(conn, bot, update_id)

@@ -89,6 +89,17 @@ def create_app(svc: Service) -> FastAPI:
             "runs": held.runs.unavailable() is None,
         }
 
+    @app.post("/telegram/{bot}", include_in_schema=False)
+    async def telegram_webhook(bot: str, request: Request) -> KeelJSON:
+        """One Telegram update, signed with the server's secret (`keel.telegram.webhook`)."""
+        held: Service = request.app.state.service
+        if held.telegram is None:
+            off = "Telegram webhooks are off — start keel serve with --telegram-secret"
+            return KeelJSON({"error": off}, status_code=404)
+        secret = request.headers.get("X-Telegram-Bot-Api-Secret-Token")
+        status, answer = await held.telegram.receive(bot, secret, await request.body())
+        return KeelJSON(answer, status_code=status)
+
     app.include_router(api.router)
     app.include_router(api_runs.router)
     app.include_router(pages.router)

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from keel.brain.snapshot import Brain
 from keel.log import logger
@@ -22,6 +23,9 @@ from keel.runtime.engine import Engine
 from keel.runtime.models import ModelClient
 from keel.web.limits import MAX_BODY_BYTES
 from keel.web.runs import NoRuns, RunsBackend
+
+if TYPE_CHECKING:  # the telegram extra is loaded only by a server given a webhook secret
+    from keel.telegram.webhook import Webhooks
 
 LOG = logger("serve")
 
@@ -56,6 +60,8 @@ class Service:
         self.token = token or None
         self.seeded = seeded or Seeded()
         self.max_body = max_body  # the bytes a request's body may hold (`keel.web.intake`)
+        # Telegram's webhooks (`keel.telegram.webhook.Webhooks`), when a secret was given.
+        self.telegram: Webhooks | None = None
         self._seen: Brain | None = None
         self._lock = threading.Lock()
         # SQLite has one writer at a time, and every store transaction takes the write lock

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from keel.errors import UsageError
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import build_model, default_model, parse_model
 from keel.web.app import create_app
@@ -39,13 +40,17 @@ def build_service(
     worker: bool = False,
     env: Mapping[str, str] | None = None,
     max_body: int = MAX_BODY_BYTES,
+    telegram_secret: str | None = None,
+    telegram_api_url: str | None = None,
 ) -> tuple[Service, FastAPI]:
     """The service and its application; the caller closes `service.engine` when done.
 
     `runs` is the runs backend to serve; without one, `worker=True` serves runs on
     `keel.runs` and hosts their worker while the application runs (runs answer with the
     server's `model`, when one is named), and `worker=False` serves none. `max_body` is
-    the bytes a request's body may hold (413 past it).
+    the bytes a request's body may hold (413 past it). With a `telegram_secret`, the
+    server answers Telegram's webhooks at `POST /telegram/{bot}` (`keel.telegram.webhook`,
+    on the Bot API server at `telegram_api_url` when given).
 
     Raises `UsageError` for a brain that is not one or a model that cannot be built, and
     `StoreError` for a database that cannot be used.
@@ -79,6 +84,18 @@ def build_service(
         seeded=claimed.seeded,
         max_body=max_body,
     )
+    if telegram_secret:
+        try:
+            from keel.telegram.webhook import Webhooks
+        except ImportError as exc:
+            engine.close()
+            raise UsageError(
+                f"Telegram webhooks need the telegram extra ({exc.name} is missing): "
+                "pip install 'keel-engine[telegram]'"
+            ) from None
+        svc.telegram = Webhooks(
+            engine, client, secret=telegram_secret, env=environ, api_url=telegram_api_url
+        )
     _seed_runs(svc, claimed)
     return svc, create_app(svc)
 

@@ -1,0 +1,137 @@
+"""A local Bot API double: an HTTP server on 127.0.0.1 that answers as Telegram does.
+
+It keeps a queue of updates (getUpdates hands out those at or past the offset, and an
+offset forgets those before it, as Telegram's does), records every call with its decoded
+fields, answers sendMessage with a new message in Telegram's shape, and fails the next
+calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400).
+aiogram is pointed at it with `TelegramAPIServer.from_base(double.url)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+Json = dict[str, Any]
+BOT_USER = {"id": 4242, "is_bot": True, "first_name": "Desk", "username": "desk_bot"}
+TOKEN = "4242:TEST-token-for-the-double"
+
+
+@dataclass
+class Failure:
+    status: int
+    description: str
+    parameters: Json | None = None
+
+
+@dataclass
+class BotAPIDouble:
+    url: str = ""
+    updates: list[Json] = field(default_factory=list)
+    calls: list[tuple[str, Json]] = field(default_factory=list)
+    failures: dict[str, list[Failure]] = field(default_factory=dict)
+    next_message_id: int = 1000
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def push(self, update: Json) -> None:
+        with self.lock:
+            self.updates.append(update)
+
+    def fail_next(self, method: str, failure: Failure) -> None:
+        with self.lock:
+            self.failures.setdefault(method, []).append(failure)
+
+    def sent(self, method: str = "sendMessage") -> list[Json]:
+        with self.lock:
+            return [fields for name, fields in self.calls if name == method]
+
+    async def answer(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        fields = {key: _decode(value) for key, value in (await request.post()).items()}
+        with self.lock:
+            self.calls.append((method, fields))
+            failures = self.failures.get(method)
+            failure = failures.pop(0) if failures else None
+            if failure is not None:
+                body: Json = {
+                    "ok": False,
+                    "error_code": failure.status,
+                    "description": failure.description,
+                }
+                if failure.parameters:
+                    body["parameters"] = failure.parameters
+                return web.json_response(body, status=failure.status)
+            return web.json_response({"ok": True, "result": self._result(method, fields)})
+
+    def _result(self, method: str, fields: Json) -> Any:
+        if method == "getUpdates":
+            offset = int(fields.get("offset", 0))
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            return self.updates[: int(fields.get("limit", 100))]
+        if method == "getMe":
+            return BOT_USER
+        if method in ("sendMessage", "editMessageText"):
+            return self._message(fields)
+        return True
+
+    def _message(self, fields: Json) -> Json:
+        self.next_message_id += 1
+        chat_id = int(fields["chat_id"])
+        message: Json = {
+            "message_id": self.next_message_id,
+            "date": 1_777_000_000,
+            "chat": {"id": chat_id, "type": "supergroup" if chat_id < 0 else "private"},
+            "from": BOT_USER,
+            "text": fields["text"],
+        }
+        if "message_thread_id" in fields:
+            message["message_thread_id"] = int(fields["message_thread_id"])
+            message["is_topic_message"] = True
+        return message
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "{[":
+        return json.loads(value)
+    return value
+
+
+@contextmanager
+def running_double() -> Iterator[BotAPIDouble]:
+    """The double, serving on a free port of 127.0.0.1 in a thread of its own."""
+    double = BotAPIDouble()
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    runner: web.AppRunner | None = None
+
+    async def start() -> None:
+        nonlocal runner
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", double.answer)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        double.url = f"http://127.0.0.1:{port}"
+        ready.set()
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=10)
+    ready.wait(10)
+    try:
+        yield double
+    finally:
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

@@ -1,0 +1,376 @@
+"""`keel telegram --until-idle` against the Bot API double, on the reference brain's desk bot:
+answers in the topic as native replies, links replies to the bot's messages, answers a
+redelivered update once, retries a 429, and skips a sticker without a traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from keel.cli import app
+from keel.link.values import Conversation
+from keel.runtime.engine import Engine
+from keel.store.run_values import CardRow
+from tests.runtime.driver import copy_reference
+from tests.telegram.double import TOKEN, BotAPIDouble, Failure, running_double
+
+runner = CliRunner()
+FORUM = -1003000000001
+GROUP = {"id": FORUM, "type": "supergroup", "title": "Support", "is_forum": True}
+ANA = {"id": 5513001, "is_bot": False, "first_name": "Ana"}
+BOT = {"id": 4242, "is_bot": True, "first_name": "Desk"}
+DB = "sqlite:///k.db"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy_reference(tmp_path / "brain")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KEEL_TELEGRAM_TOKEN", TOKEN)
+    return tmp_path
+
+
+@pytest.fixture
+def double() -> Iterator[BotAPIDouble]:
+    with running_double() as made:
+        yield made
+
+
+def message(update_id: int, text: str | None = None, **more: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "message_id": 40 + update_id,
+        "date": 1_777_000_000,
+        "chat": GROUP,
+        "from": ANA,
+        "message_thread_id": 12,
+        "is_topic_message": True,
+        **more,
+    }
+    if text is not None:
+        body["text"] = text
+    return {"update_id": update_id, "message": body}
+
+
+def scripted(folder: Path, *answers: str) -> str:
+    path = folder / "model.json"
+    path.write_text(json.dumps([{"text": a} for a in answers]), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def run_bot(double: BotAPIDouble, model: str) -> dict[str, Any]:
+    result = runner.invoke(
+        app,
+        [
+            "telegram",
+            "brain",
+            "--bot",
+            "desk",
+            "--api-url",
+            double.url,
+            "--until-idle",
+            "--model",
+            model,
+            "--db",
+            DB,
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def sent_in_forum() -> list[dict[str, Any]]:
+    result = runner.invoke(
+        app, ["messages", "brain", "--chat", f"tg:chat:{FORUM}", "--db", DB, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    found: list[dict[str, Any]] = json.loads(result.stdout)["messages"]
+    return found
+
+
+def test_a_group_message_is_answered_in_its_topic_as_a_native_reply(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.push(message(1, "Where is my parcel? Order 5512"))
+    tally = run_bot(double, scripted(here, "It left the warehouse today."))
+    assert (tally["updates"], tally["answered"], tally["delivered"]) == (1, 1, 1)
+    (sent,) = double.sent()
+    assert sent["chat_id"] == str(FORUM)
+    assert sent["message_thread_id"] == "12"
+    assert sent["text"] == "It left the warehouse today."
+    assert sent["reply_parameters"] == {"message_id": 41, "allow_sending_without_reply": True}
+    assert "parse_mode" not in sent  # plain text: a stray * cannot make the send fail
+    (shown,) = sent_in_forum()
+    assert shown["thread"] == "12"
+    assert shown["delivery"] == {"state": "delivered", "attempts": 1, "reason": None}
+    assert shown["surface_message_id"] == "1001"
+    turns = runner.invoke(app, ["turns", "brain", "--db", DB, "--json"])
+    assert turns.exit_code == 0, turns.output
+
+
+def test_a_reply_to_a_run_post_links_that_post_origin(here: Path, double: BotAPIDouble) -> None:
+    posted = runner.invoke(
+        app,
+        [
+            "send",
+            "brain",
+            "--bot",
+            "desk",
+            "--chat",
+            "tg:user:5513001",
+            "--text",
+            "Hi Ana, saw your shop",
+            "--run",
+            "scenario:first-touch",
+            "--about-entity",
+            "p_913",
+            "--message-id",
+            "ft-913",
+            "--db",
+            DB,
+        ],
+    )
+    assert posted.exit_code == 0, posted.output
+    # The post waits in the outbox; the adapter delivers it before any update.
+    run_bot(double, "none")
+    (post,) = double.sent()
+    assert (post["chat_id"], post["text"]) == ("5513001", "Hi Ana, saw your shop")
+    assert "reply_parameters" not in post
+    dm = {"id": 5513001, "type": "private", "first_name": "Ana"}
+    bots_message = {"message_id": 1001, "date": 1, "chat": dm, "from": BOT, "text": "Hi"}
+    double.push(
+        {
+            "update_id": 2,
+            "message": {
+                "message_id": 50,
+                "date": 1_777_000_000,
+                "chat": dm,
+                "from": ANA,
+                "text": "tell me more",
+                "reply_to_message": bots_message,
+            },
+        }
+    )
+    run_bot(double, scripted(here, "Gladly."))
+    turns = runner.invoke(app, ["turns", "brain", "--db", DB, "--json"])
+    (turn,) = json.loads(turns.stdout)["turns"]
+    assert (turn["chat"], turn["role"], turn["input"]) == ("tg:user:5513001", "sdr", "tell me more")
+    assert [(c["context"], c["entity"], c["link"]) for c in turn["contexts"]] == [
+        ("prospect", "p_913", "reply")
+    ]
+    answer = double.sent()[-1]
+    assert answer["reply_parameters"] == {"message_id": 50, "allow_sending_without_reply": True}
+
+
+def test_a_redelivered_update_is_answered_once(here: Path, double: BotAPIDouble) -> None:
+    model = scripted(here, "On its way.", "Should never be said.")
+    double.push(message(3, "my order is late"))
+    run_bot(double, model)
+    # Telegram hands the same update out again (the confirming getUpdates was lost).
+    double.push(message(3, "my order is late"))
+    tally = run_bot(double, model)
+    assert tally["answered"] == 0
+    assert tally["skipped"] == ["3: answered already"]
+    assert [s["text"] for s in double.sent()] == ["On its way."]
+
+
+def test_a_429_is_retried_after_the_time_telegram_names(here: Path, double: BotAPIDouble) -> None:
+    double.fail_next(
+        "sendMessage",
+        Failure(429, "Too Many Requests: retry after 1", {"retry_after": 1}),
+    )
+    double.push(message(4, "help with my refund"))
+    tally = run_bot(double, scripted(here, "Refund approved."))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    assert [s["text"] for s in double.sent()] == ["Refund approved.", "Refund approved."]
+    (shown,) = sent_in_forum()
+    assert shown["delivery"] == {"state": "delivered", "attempts": 2, "reason": None}
+
+
+def test_a_refused_send_fails_with_the_reason(here: Path, double: BotAPIDouble) -> None:
+    double.fail_next("sendMessage", Failure(400, "Bad Request: message thread not found"))
+    double.push(message(5, "help"))
+    tally = run_bot(double, scripted(here, "Hello."))
+    assert (tally["delivered"], tally["failed"]) == (0, 1)
+    (shown,) = sent_in_forum()
+    assert shown["delivery"]["state"] == "failed"
+    assert "message thread not found" in shown["delivery"]["reason"]
+
+
+def test_a_sticker_is_skipped_without_a_traceback(
+    here: Path, double: BotAPIDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    sticker = {
+        "file_id": "s",
+        "file_unique_id": "s",
+        "type": "regular",
+        "width": 1,
+        "height": 1,
+        "is_animated": False,
+        "is_video": False,
+    }
+    double.push(message(6, sticker=sticker))
+    with caplog.at_level(logging.INFO, logger="keel.telegram"):
+        tally = run_bot(double, scripted(here))
+    assert tally["skipped"] == ["6: a sticker without text"]
+    assert double.sent() == []
+    assert "update 6 skipped: a sticker without text" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_without_a_token_it_says_where_to_put_one(
+    here: Path, double: BotAPIDouble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KEEL_TELEGRAM_TOKEN")
+    result = runner.invoke(
+        app, ["telegram", "brain", "--bot", "desk", "--api-url", double.url, "--until-idle"]
+    )
+    assert result.exit_code == 2
+    assert "no Telegram bot token in $KEEL_TELEGRAM_TOKEN" in result.output
+    assert here.exists()
+
+
+def test_a_server_error_is_retried_and_a_long_answer_goes_in_parts(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.fail_next("sendMessage", Failure(502, "Bad Gateway"))
+    long_answer = "\n\n".join(f"Step {n}: " + "check the label " * 60 for n in range(11))
+    double.push(message(7, "my parcel is broken, help"))
+    tally = run_bot(double, scripted(here, long_answer))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    parts = double.sent()[1:]  # the first try met the 502
+    assert len(parts) == 3
+    assert all(len(p["text"]) <= 4096 for p in parts)
+    assert parts[0]["reply_parameters"]["message_id"] == 47
+    assert all("reply_parameters" not in p for p in parts[1:])
+    assert all(p["message_thread_id"] == "12" for p in parts)
+    (shown,) = sent_in_forum()
+    assert shown["surface_message_id"] == "1001"  # the first part's id
+
+
+def pending_card(text: str) -> None:
+    """A run's approval card, recorded as `keel run` records one, waiting for delivery."""
+    at = datetime.now(UTC)
+    with Engine(Path("brain"), DB) as engine:
+        conversation = Conversation(bot="desk", chat=f"tg:chat:{FORUM}", thread="12")
+        engine.send(conversation, text, message_id="run-1:3", card=True)
+        with engine.store.transaction() as tx:
+            tx.record_card(
+                CardRow(
+                    id="run-1:3",
+                    run_id="run-1",
+                    tool="refund_send",
+                    arguments={"ticket": "T-481", "amount": 180},
+                    risk="dangerous",
+                    capability="billing:refund",
+                    summary=text,
+                    bot="desk",
+                    chat=f"tg:chat:{FORUM}",
+                    thread="12",
+                    message_id="run-1:3",
+                    status="pending",
+                    asked_at=at,
+                    timeout_at=at + timedelta(hours=1),
+                )
+            )
+
+
+def card_status() -> tuple[str, str | None]:
+    with Engine(Path("brain"), DB) as engine, engine.store.transaction() as tx:
+        card = tx.card("run-1:3")
+    assert card is not None
+    return card.status, card.decided_by
+
+
+def pressed(update_id: int, data: str) -> dict[str, Any]:
+    shown = {"message_id": 1001, "date": 1, "chat": GROUP, "from": BOT, "text": "Refund?"}
+    query = {"id": f"q{update_id}", "from": ANA, "chat_instance": "c", "data": data}
+    return {"update_id": update_id, "callback_query": {**query, "message": shown}}
+
+
+@pytest.mark.usefixtures("here")
+def test_a_card_goes_with_buttons_and_a_press_decides_it_once(double: BotAPIDouble) -> None:
+    pending_card("Refund $180 on T-481?")
+    run_bot(double, "none")
+    (card,) = double.sent()
+    assert card["text"] == "Refund $180 on T-481?"
+    assert card["reply_markup"] == {
+        "inline_keyboard": [
+            [
+                {"text": "Approve", "callback_data": "keel:approve"},
+                {"text": "Deny", "callback_data": "keel:deny"},
+            ]
+        ]
+    }
+    double.push(pressed(9, "keel:approve"))
+    tally = run_bot(double, "none")
+    assert tally["decided"] == 1
+    assert card_status() == ("approved", "tg:user:5513001")
+    (answered,) = double.sent("answerCallbackQuery")
+    assert answered["text"].startswith("Approved by tg:user:5513001 at ")
+    (edited,) = double.sent("editMessageText")
+    assert edited["text"].startswith("Refund?\n\nApproved by tg:user:5513001")
+    double.push(pressed(10, "keel:deny"))
+    tally = run_bot(double, "none")
+    assert tally["decided"] == 0
+    assert double.sent("answerCallbackQuery")[-1]["text"] == (
+        "This card was approved already by tg:user:5513001."
+    )
+    assert len(double.sent("editMessageText")) == 1
+    assert card_status() == ("approved", "tg:user:5513001")
+
+
+@pytest.mark.usefixtures("here")
+def test_a_yes_in_reply_to_a_card_decides_it_and_is_no_turn(double: BotAPIDouble) -> None:
+    pending_card("Refund $180 on T-481?")
+    run_bot(double, "none")
+    card = {"message_id": 1001, "date": 1, "chat": GROUP, "from": BOT, "text": "Refund?"}
+    double.push(message(11, "yes, go ahead", reply_to_message=card))
+    tally = run_bot(double, "none")
+    assert (tally["decided"], tally["answered"]) == (1, 0)
+    assert card_status()[0] == "approved"
+    turns = runner.invoke(app, ["turns", "brain", "--db", DB, "--json"])
+    assert json.loads(turns.stdout)["turns"] == []
+    # Handed out again, the same update decides nothing more and makes no turn.
+    double.push(message(11, "yes, go ahead", reply_to_message=card))
+    assert run_bot(double, "none")["skipped"] == ["11: answered already"]
+
+
+def test_in_a_group_chatter_the_policy_leaves_alone_is_answered_only_when_said_to_the_bot(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.push(message(12, "lovely weather today"))
+    double.push(message(13, "@desk_bot lovely weather today"))
+    tally = run_bot(double, scripted(here, "It is."))
+    assert (tally["updates"], tally["answered"]) == (2, 1)
+    (sent,) = double.sent()
+    assert sent["reply_parameters"]["message_id"] == 53
+
+
+def test_context_and_help_are_answered_by_keel_never_by_the_model(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.push(message(14, "help, my parcel is broken"))
+    run_bot(double, scripted(here, "Sorry to hear that."))
+    double.push(message(15, "/context@desk_bot"))
+    double.push(message(16, "/help"))
+    tally = run_bot(double, scripted(here))  # a model asked anything would fail: no steps
+    assert tally["answered"] == 0
+    context, helped = double.sent()[1:]
+    assert context["text"].startswith("Turn 1, as support:")
+    assert "Window: " in context["text"]
+    assert (context["message_thread_id"], context["reply_parameters"]["message_id"]) == ("12", 55)
+    assert helped["text"].startswith("I am desk (as support)")
+    assert "/context" in helped["text"]
+    # Handed out again, a command is not answered twice.
+    double.push(message(16, "/help"))
+    assert run_bot(double, scripted(here))["skipped"] == ["16: answered already"]
+    assert len(double.sent()) == 3

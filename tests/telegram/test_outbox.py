@@ -1,0 +1,62 @@
+"""Where an outbox message goes in Telegram, and how a long one is cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from keel.store.delivery import Outgoing
+from keel.telegram.outbox import LIMIT, Target, split_text, target_of
+
+
+def outgoing(chat: str, thread: str | None = None, **more: str | None) -> Outgoing:
+    return Outgoing(
+        row=1, bot="desk", chat=chat, thread=thread, message_id="m", text="hi", attempts=0, **more
+    )
+
+
+def test_a_topic_message_goes_to_its_chat_and_topic_as_a_reply() -> None:
+    assert target_of(outgoing("tg:chat:-100", "12", reply_to="40")) == Target(
+        chat_id=-100, thread_id=12, reply_to=40
+    )
+
+
+def test_a_business_chat_goes_through_its_connection() -> None:
+    assert target_of(outgoing("tg:business:55", connection="bc-1")) == Target(
+        chat_id=55, connection="bc-1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("made", "says"),
+    [
+        pytest.param(outgoing("cli"), "'cli' is not a Telegram chat id", id="not-telegram"),
+        pytest.param(outgoing("tg:chat:abc"), "is not a Telegram chat id", id="not-a-number"),
+        pytest.param(
+            outgoing("tg:chat:-100", "t-481"),
+            "the thread 't-481' is not a Telegram forum topic id",
+            id="named-thread",
+        ),
+        pytest.param(outgoing("tg:business:55"), "none was recorded", id="no-connection"),
+    ],
+)
+def test_a_message_telegram_cannot_take_says_why(made: Outgoing, says: str) -> None:
+    reason = target_of(made)
+    assert isinstance(reason, str)
+    assert says in reason
+
+
+def test_a_long_answer_is_cut_at_paragraphs_within_the_limit() -> None:
+    paragraphs = [f"Paragraph {n}: " + "word " * 300 for n in range(8)]
+    text = "\n\n".join(paragraphs)
+    assert len(text) > 10_000
+    parts = split_text(text)
+    assert all(len(part) <= LIMIT for part in parts)
+    assert len(parts) == 4
+    assert all(part.startswith("Paragraph") for part in parts)
+    assert " ".join(" ".join(parts).split()) == " ".join(text.split())
+
+
+def test_text_with_no_break_is_cut_at_the_limit() -> None:
+    parts = split_text("x" * 9000)
+    assert [len(p) for p in parts] == [LIMIT, LIMIT, 9000 - 2 * LIMIT]
+    assert split_text("short") == ["short"]
