@@ -305,6 +305,15 @@ def _keel_seeds(conn: Connection) -> None:
     m.create_all(conn, checkfirst=True)
 
 
+def _keel_people(conn: Connection) -> None:
+    """Who spoke in a turn: a nullable `sender` on the turn journal (turns before it, and
+    runs, have none); and on a card, the decisions refused because of who made them."""
+    # ADD COLUMN of a nullable column is the same statement on SQLite and PostgreSQL, and
+    # neither rewrites the table for it.
+    conn.execute(text("ALTER TABLE keel_turn_journal ADD COLUMN sender VARCHAR"))
+    conn.execute(text("ALTER TABLE keel_cards ADD COLUMN refused TEXT"))
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -313,6 +322,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0005_keel_turn_journal", _keel_turn_journal),
     ("0006_keel_runs", _keel_runs),
     ("0007_keel_seeds", _keel_seeds),
+    ("0008_keel_people", _keel_people),
 )
 
 
