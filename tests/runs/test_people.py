@@ -105,6 +105,11 @@ def test_keel_approve_decides_as_the_first_owner_unless_told_otherwise(runs: Run
     shown = runs.json("runs", "show", record["id"])
     assert shown["cards"][0]["status"] == "pending"
     assert [r["by"] for r in shown["cards"][0]["refused"]] == ["tg:user:1", "tg:user:5"]
+    table = runs.invoke("runs", "show", record["id"])
+    assert table.exit_code == 0, table.output
+    assert "refused tg:user:5: tg:user:5 may not decide message:send cards" in " ".join(
+        table.stdout.split()
+    )
     done = runs.json("approve", card, "--no", "--as", "tg:user:7", "--note", "not today")
     assert done["status"] == "done"
     assert (done["cards"][0]["status"], done["cards"][0]["decided_by"]) == (
