@@ -103,9 +103,8 @@ def _silent_chat(scope: Scope) -> Iterator[Finding]:
             continue
         seen.add(chat)
         refused = access.room_refusal(chat)
-        if refused is None and any(
-            access.rule_for(bot, chat) or access.rule_for(bot, chat, dm=True) for bot in bots
-        ):
+        # An operators' chat is a group: a group rule for it, or a bot's default rule.
+        if refused is None and any(access.rule_for(bot, chat) for bot in bots):
             continue
         said = role.path if role is not None and role.approvals.chat not in (None, HERE) else None
         why = refused or "no bot has a rule for it in access.yaml (nor a default rule)"
