@@ -49,3 +49,9 @@ def test_an_approvals_chat_no_bot_may_speak_in_fails(write_brain: WriteBrain) ->
     # A rule for the chat lets the desk bot post the cards there.
     ops = ONLY_GROUP + '      "tg:chat:-100ops":\n        role: support\n'
     assert doctor(write_brain, {MANIFEST: manifest, ACCESS: ops}).findings == ()
+
+
+def test_keels_own_default_written_out_is_not_a_requirement_to_name(
+    write_brain: WriteBrain,
+) -> None:
+    assert doctor(write_brain, {MANIFEST: "approvals: {dangerous: required}\n"}).findings == ()

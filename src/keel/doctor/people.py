@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from keel.brain.files import ACCESS_PATH, MANIFEST_PATH
+from keel.brain.knobs import DEFAULT_DECISIONS
 from keel.brain.people import HERE, approvals_chat, deciders, people_of
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RISK_CLASSES, RoleSpec
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope
+
+_DEFAULT_REQUIRED = frozenset(k for k, d in DEFAULT_DECISIONS.items() if d == "required")
 
 
 def check(scope: Scope) -> Iterator[Finding]:
@@ -52,7 +55,14 @@ def _unnamed(scope: Scope) -> Iterator[Finding]:
     brain = scope.brain
     if brain.manifest.broken is not None:
         return  # approvals.strict says what a broken MANIFEST holds
-    required = {k: role for role in _roles(brain) for k in _required(brain, role)}
+    # Keel's own default (`dangerous: required`) holds in every brain; only a requirement
+    # the brain adds makes the lack of named approvers worth saying.
+    required = {
+        k: role
+        for role in _roles(brain)
+        for k in _required(brain, role)
+        if k not in _DEFAULT_REQUIRED
+    }
     if not required or any(people_of(brain, role) is not None for role in _roles(brain)):
         return
     key, role = next(iter(required.items()))
