@@ -148,14 +148,14 @@ def test_the_policy_keeps_what_the_file_says(write_brain: WriteBrain) -> None:
             4,
             "'approvals.dangerus': 'dangerus' is neither a risk class nor a capability — did "
             "you mean 'dangerous'? The keys are safe, moderate, dangerous, a capability such as "
-            "context:bind, and timeout",
+            "context:bind, timeout and chat",
             id="misspelt-risk",
         ),
         pytest.param(
             "  sending: none\n",
             4,
             "'approvals.sending': 'sending' is neither a risk class nor a capability — the keys "
-            "are safe, moderate, dangerous, a capability such as context:bind, and timeout",
+            "are safe, moderate, dangerous, a capability such as context:bind, timeout and chat",
             id="not-a-capability",
         ),
         pytest.param(

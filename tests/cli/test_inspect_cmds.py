@@ -46,6 +46,7 @@ def test_turns_list_newest_first_with_what_each_carried(keel: Keel) -> None:
         "turn": 1,
         "role": "client-desk",
         "run": None,
+        "sender": None,
         "input": "hi",
         "contexts": [
             {
@@ -93,6 +94,7 @@ def test_history_lists_a_chats_messages_oldest_first(keel: Keel) -> None:
         "turn",
         "at",
         "speaker",
+        "sender",
         "text",
         "message_id",
     }
@@ -105,6 +107,39 @@ def test_history_lists_a_chats_messages_oldest_first(keel: Keel) -> None:
     assert "an answer an answer" in out
     assert "…" in out
     assert shown(keel, "history", "--chat", "tg:none") == "no messages recorded in tg:none\n"
+
+
+def test_a_turns_sender_is_recorded_and_shown_wherever_the_turn_is(keel: Keel) -> None:
+    said = keel.turn("--bot", "nova", "--chat", ACME, "--from", "tg:user:7", "--input", "hello")
+    assert said.data["sender"] == "tg:user:7"
+    keel.turn("--bot", "nova", "--chat", ACME, "--input", "nobody said")
+    keel.turn("--bot", "nova", "--chat", ACME, "--run", "heartbeat:invoice-chase")
+    listed = keel.json("turns", "--chat", ACME)["turns"]
+    assert [t["sender"] for t in listed] == [None, None, "tg:user:7"]
+    messages = keel.json("history", "--chat", ACME)["messages"]
+    assert [(m["text"], m["sender"]) for m in messages if m["speaker"] == "user"] == [
+        ("hello", "tg:user:7"),
+        ("nobody said", None),
+    ]
+    table = shown(keel, "history", "--chat", ACME)
+    assert "tg:user:7  hello" in table
+    assert "user       nobody said" in table
+
+
+@pytest.mark.parametrize(
+    ("sender", "error"),
+    [
+        pytest.param("", "the sender is empty", id="empty"),
+        pytest.param("tg:user:\x07", "control character", id="control"),
+    ],
+)
+def test_a_sender_keel_could_not_store_is_refused(keel: Keel, sender: str, error: str) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["turn", str(keel.brain), "--from", sender, "--db", keel.db],
+    )
+    assert result.exit_code != 0
+    assert error in result.output
 
 
 def test_bindings_list_access_yaml_then_context_bind(keel: Keel) -> None:

@@ -58,6 +58,7 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
         "bot",
         "chat",
         "thread",
+        "sender",
     }
     assert (data["bot"], data["chat"], data["thread"]) == ("desk", SHOPPER, None)
     assert [set(s) for s in data["sections"]] == [

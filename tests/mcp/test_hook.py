@@ -393,3 +393,15 @@ def test_a_corrupt_cache_costs_the_prompt_nothing(dev: Engine, database_url: str
     (brain / CACHE_FILE).write_bytes(b'{"format": 1, "files": {"features/shop/style.context.md"')
     assert STYLE in added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
     json.loads((brain / CACHE_FILE).read_text(encoding="ascii"))  # written anew
+
+
+def test_the_hook_names_the_person_it_was_told_it_speaks_for(
+    dev: Engine, database_url: str
+) -> None:
+    result = hook(
+        dev.source.root, payload("prompt_checkout"), "--from", "gh:user:ada", "--db", database_url
+    )
+    assert result.exit_code == 0, result.stderr
+    hook(dev.source.root, payload("prompt_checkout"), "--db", database_url)
+    found = dev.turns(chat="cli")
+    assert [j.request.sender for j in found] == [None, "gh:user:ada"]

@@ -292,3 +292,31 @@ def test_an_engine_that_begins_its_own_sqlite_transactions_works_too(recipe_engi
     _write_a_turn(store, then_fail=False)
     with recipe_engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(keel_schema.turns)).scalar_one() == 1
+
+
+def test_the_people_migration_gives_turns_before_it_no_sender(engine: Engine) -> None:
+    before = NAMES.index("0008_keel_people")
+    Store(engine, migrations=MIGRATIONS[:before]).migrate()
+    journal = keel_schema.turn_journal
+    row = {
+        "bot": "nova",
+        "chat": "tg:chat:1",
+        "thread": "",
+        "turn": 1,
+        "role": "support",
+        "at": NOW,
+        "data": "{}",
+        "replay": "{}",
+    }
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO keel_turn_journal (bot, chat, thread, turn, role, at, data, replay) "
+                "VALUES (:bot, :chat, :thread, :turn, :role, :at, :data, :replay)"
+            ),
+            row,
+        )
+    assert Store(engine).migrate() == NAMES[before:]
+    assert "sender" in {c["name"] for c in inspect(engine).get_columns(journal.name)}
+    with engine.connect() as conn:
+        assert conn.execute(select(journal.c.sender)).scalars().all() == [None]

@@ -129,3 +129,24 @@ def test_without_an_assembly_the_journal_has_no_sections(
         None,
         None,
     )
+
+
+def test_the_sender_is_journaled_with_the_turn_and_read_back(
+    reference_brain: Brain, journal_store: Store
+) -> None:
+    spoke = request(input="my orders", sender="tg:user:42")
+    silent = request(input="and again")
+    ids: list[int] = []
+    for made in (spoke, silent):
+        prepared, _ = prepare_and_assemble(
+            reference_brain, journal_store, made, Estimator(), TOOLS.for_role
+        )
+        assert prepared.id is not None
+        ids.append(prepared.id)
+    with journal_store.transaction() as tx:
+        one = [tx.journal(ident) for ident in ids]
+        listed = tx.journals(chat=SHOPPER.chat)
+    assert [j.request.sender if j else "missing" for j in one] == ["tg:user:42", None]
+    assert [j.request.sender for j in listed] == [None, "tg:user:42"]
+    assert one[0] is not None
+    assert one[0].request == spoke

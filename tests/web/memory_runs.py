@@ -98,7 +98,13 @@ class MemoryRuns(RunsBackend):
         return [c for r in self.runs_by_id.values() for c in r.cards if c.status == "pending"]
 
     def decide(
-        self, card_id: str, *, approve: bool, by: str | None, note: str | None
+        self,
+        card_id: str,
+        *,
+        approve: bool,
+        by: str | None,
+        note: str | None,
+        person: str | None = None,
     ) -> Card | None:
         for run in self.runs_by_id.values():
             for card in run.cards:
@@ -110,7 +116,7 @@ class MemoryRuns(RunsBackend):
                     card,
                     status="approved" if approve else "denied",
                     decided_at=AT,
-                    decided_by=by,
+                    decided_by=person or by,
                     note=note,
                 )
                 cards = tuple(decided if c.id == card_id else c for c in run.cards)

@@ -182,3 +182,14 @@ def test_a_name_no_store_can_hold_is_refused_with_422_on_every_database(
 ) -> None:
     answer = served.client.get(path)
     assert answer.status_code == 422, (answer.status_code, answer.text[:300])
+
+
+def test_a_turns_sender_shows_on_its_page_and_in_its_chats_history(served: Served) -> None:
+    made = turn(served, {"bot": "nova", "chat": ACME, "input": "hello", "sender": "tg:user:7"})
+    assert made["sender"] == "tg:user:7"
+    assert served.client.get(f"/v1/turns/{made['id']}").json()["sender"] == "tg:user:7"
+    assert "from <code>tg:user:7</code>" in html(served, f"/turns/{made['id']}")
+    assert "· tg:user:7</span> hello" in html(served, f"/chat?chat={ACME}")
+    unnamed = turn(served, {"bot": "nova", "chat": ACME, "input": "again"})
+    assert unnamed["sender"] is None
+    assert "from <code>" not in html(served, f"/turns/{unnamed['id']}")

@@ -12,7 +12,7 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Literal
 
-from keel.brain.specs import ApprovalPolicy, ContextsBudget, ModelSpec, Skip
+from keel.brain.specs import ApprovalPolicy, ContextsBudget, ModelSpec, People, Skip
 
 DEFAULT_CHARS = 3000
 DEFAULT_MAX_ACTIVE = 3
@@ -66,7 +66,9 @@ class Manifest:
     tenancy: Tenancy | None = None
     code: CodeAccess = field(default_factory=CodeAccess)
     approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
-    # Why the file did not load. Its other settings are then the defaults, but the two that
+    # None: no `people:` — anyone who can reply to a card decides it (doctor warns).
+    people: People | None = None
+    # Why the file did not load. Its other settings are then the defaults, but the three that
     # guard people's data are never loosened by a broken file (`keel.brain.files._broken_manifest`).
     broken: Skip | None = None
 

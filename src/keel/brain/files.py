@@ -39,6 +39,7 @@ from keel.brain.specs import (
     FeatureSpec,
     InlineHook,
     ModelSpec,
+    People,
     ReachEntry,
     RoleSpec,
     SkillSpec,
@@ -195,6 +196,10 @@ def _broken_manifest(path: str, error: ContentError, raw: bytes | None) -> Manif
     data = _salvageable(path, raw)
     tenancy = _alone(schema.TenancyFront, data.get("tenancy"))
     approvals = _alone(schema.ApprovalsFront, data.get("approvals"))
+    people = _alone(schema.PeopleFront, data.get("people"))
+    if people is None and data.get("people") is not None:
+        # Who decides cannot be known: nobody may, rather than anyone who can reply.
+        people = schema.PeopleFront(owners=[])
     return Manifest(
         path=path,
         broken=Skip(path=error.path, reason=error.reason, line=error.line),
@@ -202,6 +207,7 @@ def _broken_manifest(path: str, error: ContentError, raw: bytes | None) -> Manif
         if tenancy is None
         else Tenancy(context=tenancy.context, column=tenancy.column),
         approvals=STRICT_APPROVALS if approvals is None else _approvals(approvals),
+        people=_people(people),
     )
 
 
@@ -337,6 +343,16 @@ def _approvals(front: schema.ApprovalsFront) -> ApprovalPolicy:
     return ApprovalPolicy(
         decisions=(*risks, *(front.model_extra or {}).items()),
         timeout=front.timeout,
+        chat=front.chat,
+    )
+
+
+def _people(front: schema.PeopleFront | None) -> People | None:
+    if front is None:
+        return None
+    return People(
+        owners=None if front.owners is None else tuple(dict.fromkeys(front.owners)),
+        approvers=tuple((k, tuple(dict.fromkeys(v))) for k, v in front.approvers.items()),
     )
 
 
@@ -357,6 +373,7 @@ def _role(doc: Document, location: Location) -> RoleSpec:
         model=_model(front.model),
         sections=tuple(front.sections.items()),
         approvals=_approvals(front.approvals),
+        people=_people(front.people),
     )
 
 
@@ -459,6 +476,7 @@ def _manifest(path: str, front: schema.ManifestFile) -> Manifest:
         else Tenancy(context=front.tenancy.context, column=front.tenancy.column),
         code=CodeAccess(env=tuple(dict.fromkeys(front.code.env)), network=front.code.network),
         approvals=_approvals(front.approvals),
+        people=_people(front.people),
     )
 
 

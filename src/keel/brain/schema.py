@@ -134,7 +134,7 @@ def _duration(value: Any) -> timedelta:
 
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
 CAPABILITY = re.compile(r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.*-]+$")
-_APPROVAL_WORDS = (*RISK_CLASSES, "timeout")
+_APPROVAL_WORDS = (*RISK_CLASSES, "timeout", "chat")
 
 
 def _approval_key(key: str) -> str:
@@ -144,11 +144,44 @@ def _approval_key(key: str) -> str:
     hint = f"did you mean '{near[0]}'? The" if near else "the"
     raise ValueError(
         f"'{key[:60]}' is neither a risk class nor a capability — {hint} keys are safe, "
-        "moderate, dangerous, a capability such as context:bind, and timeout"
+        "moderate, dangerous, a capability such as context:bind, timeout and chat"
     )
 
 
 ApprovalKey = Annotated[str, AfterValidator(_approval_key)]
+
+
+def _person(value: str) -> str:
+    # A person is named as a chat surface names them (`tg:user:42`); `owners` stands for
+    # the owners' list wherever an approver may be named.
+    if value.isprintable() and ":" in value.strip(":"):
+        return value
+    raise ValueError(
+        f"{value[:60]!r} is not a person's id — write it as the chat surface names them, "
+        "such as tg:user:42 (or `owners` in an approvers list)"
+    )
+
+
+def _approver_key(key: str) -> str:
+    if key == "*" or key in RISK_CLASSES or CAPABILITY.match(key):
+        return key
+    raise ValueError(
+        f"'{key[:60]}' is not something to approve — approvers are keyed by a capability "
+        "such as message:send, a risk class (safe, moderate, dangerous) or '*' for the rest"
+    )
+
+
+Person = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=limits.MAX_CHAT_ID_CHARS),
+    AfterValidator(_person),
+]
+ApproverEntry = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=limits.MAX_CHAT_ID_CHARS),
+    AfterValidator(lambda v: v if v == "owners" else _person(v)),
+]
+ApproverKey = Annotated[str, AfterValidator(_approver_key)]
 
 
 class Strict(BaseModel):
@@ -274,6 +307,15 @@ class ApprovalsFront(Strict):
     moderate: Decision | None = None
     dangerous: Decision | None = None
     timeout: Duration | None = None
+    # Where cards are posted: an operators' chat id, or `here` (the room the run speaks in).
+    chat: ChatId | None = None
+
+
+class PeopleFront(Strict):
+    """`people:` — the brain's owners, and who may decide which capability's cards."""
+
+    owners: list[Person] | None = None
+    approvers: dict[ApproverKey, list[ApproverEntry]] = {}
 
 
 class RoleFront(Strict):
@@ -287,6 +329,7 @@ class RoleFront(Strict):
     model: ModelFront = ModelFront()
     sections: dict[SectionId, SectionBudget] = {}
     approvals: ApprovalsFront = ApprovalsFront()
+    people: PeopleFront | None = None
 
 
 class EntityFront(Strict):
@@ -385,6 +428,7 @@ class ManifestFile(Strict):
     model: ModelFront = ModelFront()
     sections: dict[SectionId, SectionBudget] = {}
     approvals: ApprovalsFront = ApprovalsFront()
+    people: PeopleFront | None = None
 
 
 class TemplateRule(Strict):

@@ -109,6 +109,22 @@ class ApprovalPolicy:
 
     decisions: tuple[tuple[str, Decision], ...] = ()
     timeout: timedelta | None = None
+    # Where cards go: an operators' chat id, `here` (the run's own room), or None (not said:
+    # the next tier's, else the run's room).
+    chat: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class People:
+    """`people:` of MANIFEST or a role: the owners, and who may decide which cards.
+
+    `approvers` maps a capability (`message:send`), a risk class or `*` to the people who
+    may decide such a card; the entry `owners` stands for the owners. `owners` None leaves
+    them to the next tier (a role's `people:` over MANIFEST's, key by key).
+    """
+
+    owners: tuple[str, ...] | None = None
+    approvers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +146,7 @@ class RoleSpec:
     model: ModelSpec = field(default_factory=ModelSpec)
     sections: tuple[tuple[str, int], ...] = ()
     approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    people: People | None = None
 
     def admits(self, context_id: str) -> bool:
         """Whether `contexts:` lists this context (or `'*'`)."""

@@ -33,6 +33,7 @@ from keel.cli.options import (
     ChatOpt,
     DbOpt,
     DmOpt,
+    FromOpt,
     RoleOpt,
     ThreadOpt,
     open_engine,
@@ -84,12 +85,13 @@ def agent_hook(
     thread: ThreadOpt = None,
     dm: DmOpt = False,
     role: RoleOpt = None,
+    sender: FromOpt = None,
     db: DbOpt = None,
 ) -> None:
     """Answer a coding agent's prompt hook: read its JSON on stdin, print the context to add."""
     said = respond(
         lambda: open_engine(brain, db, cached=True),
-        room_of(bot=bot, chat=chat, thread=thread, dm=dm, role=role),
+        room_of(bot=bot, chat=chat, thread=thread, dm=dm, role=role, sender=sender),
         sys.stdin.buffer.read(),
     )
     sys.stderr.write(said.err)
@@ -98,9 +100,22 @@ def agent_hook(
         raise typer.Exit(said.status)
 
 
-def room_of(*, bot: str, chat: str, thread: str | None, dm: bool, role: str | None) -> Room:
-    """The room the command line names."""
-    return Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+def room_of(
+    *,
+    bot: str,
+    chat: str,
+    thread: str | None,
+    dm: bool,
+    role: str | None,
+    sender: str | None = None,
+) -> Room:
+    """The room the command line names, and who the agent speaks for (if told)."""
+    return Room(
+        conversation=Conversation(bot=bot, chat=chat, thread=thread),
+        role=role,
+        dm=dm,
+        sender=sender,
+    )
 
 
 def respond(engine: Opener, room: Room, stdin: bytes) -> Said:

@@ -218,6 +218,7 @@ class HookServer:
             thread=params["thread"],
             dm=params["dm"],
             role=params["role"],
+            sender=params["sender"],
         )
         said = respond(lambda: self._engine(params["db"]), room, stdin)
         return Said(out=said.out, err=errors.getvalue() + said.err, status=said.status)

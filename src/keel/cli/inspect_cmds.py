@@ -49,6 +49,7 @@ def turn_json(journal: TurnJournal) -> dict[str, Any]:
         "turn": journal.turn,
         "role": journal.role,
         "run": request.run.key if request.run is not None else None,
+        "sender": request.sender,
         "input": request.input,
         "contexts": [decision_json(d) for d in journal.decisions],
         "refused": len(journal.refused),
@@ -118,6 +119,7 @@ def message_json(message: LoggedMessage) -> dict[str, Any]:
         "turn": message.turn,
         "at": message.at.isoformat(),
         "speaker": message.speaker,
+        "sender": message.sender,
         "text": message.text,
         "message_id": message.message_id,
     }
@@ -149,7 +151,8 @@ def history(
             # Escaped before the table is laid out, so the column fits what is printed.
             text = printable(" ".join(message.text.split()))
             shown = text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
-            table.add_row(str(message.turn), message.bot, message.speaker, Text(shown))
+            speaker = message.speaker if message.sender is None else message.sender
+            table.add_row(str(message.turn), message.bot, speaker, Text(shown))
         report_console().print(table)
 
     guard(as_json, body)

@@ -16,7 +16,16 @@ from typing import Annotated
 
 import typer
 
-from keel.cli.options import BotOpt, BrainArg, ChatOpt, DbOpt, DmOpt, RoleOpt, ThreadOpt
+from keel.cli.options import (
+    BotOpt,
+    BrainArg,
+    ChatOpt,
+    DbOpt,
+    DmOpt,
+    FromOpt,
+    RoleOpt,
+    ThreadOpt,
+)
 from keel.cli.root import app, fail
 from keel.cli.status import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE
 from keel.errors import KeelError, Refused, UsageError
@@ -36,6 +45,7 @@ def mcp_server(
     thread: ThreadOpt = None,
     dm: DmOpt = False,
     role: RoleOpt = None,
+    sender: FromOpt = None,
     db: DbOpt = None,
     http: Annotated[
         int | None,
@@ -52,7 +62,12 @@ def mcp_server(
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="keel mcp: %(levelname)s %(message)s"
     )
-    room = Room(conversation=Conversation(bot=bot, chat=chat, thread=thread), role=role, dm=dm)
+    room = Room(
+        conversation=Conversation(bot=bot, chat=chat, thread=thread),
+        role=role,
+        dm=dm,
+        sender=sender,
+    )
     try:
         engine = Engine(brain, db, tools=CODING_TOOLS)
     except KeelError as exc:

@@ -105,6 +105,14 @@ ThreadOpt = Annotated[
         callback=_checked("the thread id"),
     ),
 ]
+FromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        help="Who spoke: a person's id, such as tg:user:42 (checked when the turn decides a card).",
+        callback=_checked("the sender"),
+    ),
+]
 RunOpt = Annotated[
     str | None,
     typer.Option("--run", help="What the turn is a run of: heartbeat:ID, hook:ID or scenario:ID."),

@@ -31,6 +31,7 @@ import typer
 from rich.text import Text
 
 from keel.brain.limits import MAX_BOT_CHARS
+from keel.brain.people import first_owner
 from keel.brain.problems import plural
 from keel.cli.options import (
     BrainArg,
@@ -500,6 +501,14 @@ def approve(
     yes: Annotated[bool, typer.Option("--yes", help="Approve the call.")] = False,
     no: Annotated[bool, typer.Option("--no", help="Deny the call.")] = False,
     by: Annotated[str | None, typer.Option("--by", help="Who decides.")] = None,
+    as_person: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Decide as this person (tg:user:42), checked against people: approvers "
+            "(default: the brain's first owner).",
+        ),
+    ] = None,
     note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     model: ApproveModelOpt = None,
     db: DbOpt = None,
@@ -521,6 +530,7 @@ def approve(
         with open_engine(brain, db) as engine:
             with engine.store.transaction() as tx:
                 asked = tx.card(card)
+                tx_run = None if asked is None else tx.run(asked.run_id)
             if asked is None:  # said before any runtime starts, with this brain's path
                 raise UsageError(
                     f"no approval card {card!r} — `{keel_command('runs', brain, db)}` lists "
@@ -528,8 +538,17 @@ def approve(
                 )
             with opened(engine, "approve") as runtime:
                 with answered_by(asked.run_id, choice):
+                    # On this machine, with the database at hand, the operator is
+                    # trusted as the brain's first owner unless they say otherwise.
+                    role = None if tx_run is None else tx_run.role
+                    person = as_person or first_owner(engine.brain, role)
                     decided, taken = decide(
-                        runtime, card, approve=yes, by=by or "keel approve", note=note
+                        runtime,
+                        card,
+                        approve=yes,
+                        by=by or "keel approve",
+                        note=note,
+                        person=person,
                     )
                     record = follow(runtime, card, decided.run_id, taken=taken)
                 elsewhere = went_on(runtime, record) if choice is not None else None

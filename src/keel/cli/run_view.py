@@ -176,6 +176,9 @@ def _print_card(
         line.append(f" · thread {card['thread']}" if card.get("thread") else "")
     out.print(line)
     out.print(indented(text))
+    for refused in card.get("refused") or ():
+        who = refused["by"] or "someone unnamed"
+        out.print(indented(f"refused {who}: {refused['reason']}"))
     if card["status"] == "pending":
         out.print(
             indented("waiting for a person: reply yes or no to the card, or run (--no to deny):")

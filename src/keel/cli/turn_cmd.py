@@ -20,6 +20,7 @@ from keel.cli.options import (
     DbOpt,
     DmOpt,
     EntityOpt,
+    FromOpt,
     JsonOpt,
     ReachOpt,
     RoleOpt,
@@ -79,6 +80,7 @@ def build_request(
     reach: str | None,
     attach: list[str] | None,
     open_: list[str] | None,
+    sender: str | None = None,
 ) -> TurnRequest:
     """The turn the flags describe."""
     ref = parse_run(run)
@@ -94,6 +96,7 @@ def build_request(
         reach=parse_reach(reach),
         attach=parse_entries(attach, "--attach"),
         open=parse_entries(open_, "--open"),
+        sender=sender,
     )
 
 
@@ -129,6 +132,7 @@ def turn(
     dm: DmOpt = False,
     input_text: InputOpt = "",
     reply_to: ReplyToOpt = None,
+    sender: FromOpt = None,
     run: RunOpt = None,
     entity: EntityOpt = None,
     reach: ReachOpt = None,
@@ -193,6 +197,7 @@ def turn(
                 reach=reach,
                 attach=attach,
                 open_=open_,
+                sender=sender,
             )
             _check_reach(engine, request)
             card = None if dry_run else engine.answer_card(request)
@@ -219,7 +224,8 @@ def turn(
         if fmt is not None:
             emit_json(first_request(assembly, fmt))
         elif as_json:
-            emit_json({**prepared_json(prepared, assembly, request.conversation), **answer})
+            where = request.conversation
+            emit_json({**prepared_json(prepared, assembly, where, request.sender), **answer})
         else:
             if dry_run:
                 console().print("[yellow]dry run:[/] nothing was recorded")

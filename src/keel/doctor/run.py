@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 
 from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
-from keel.doctor import access, code, contexts, entities, roles, tenancy, views
+from keel.doctor import access, code, contexts, entities, people, roles, tenancy, views
 from keel.doctor.findings import Finding, Report
 from keel.doctor.scope import Scope
 from keel.state.schema import Schema
@@ -39,6 +39,6 @@ def run_doctor(
     """
     scope = Scope(brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock)
     findings: list[Finding] = []
-    for module in (entities, code, access, tenancy, contexts, views, roles):
+    for module in (entities, code, access, tenancy, people, contexts, views, roles):
         findings.extend(module.check(scope))
     return Report.of(findings)

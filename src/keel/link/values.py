@@ -117,6 +117,8 @@ class TurnRequest:
     # Incoming messages merged into this turn, each asked of the bot's chat policy (none:
     # the input is the one message).
     messages: tuple[str, ...] = ()
+    # Who spoke, in the surface's id form (`tg:user:<id>`); None when the caller cannot
+    # say (a run, a library call). Decisions on cards are checked against it.
     sender: str | None = None
 
     def __post_init__(self) -> None:
@@ -126,6 +128,8 @@ class TurnRequest:
         for ident in self.reply_to:
             if (problem := id_problem(ident, "the id of the message replied to")) is not None:
                 raise UsageError(problem)
+        if self.sender is not None and (problem := id_problem(self.sender, "the sender")):
+            raise UsageError(problem)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

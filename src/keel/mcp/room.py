@@ -22,6 +22,9 @@ class Room:
     conversation: Conversation
     role: str | None = None
     dm: bool = False
+    # The person the agent works for, when its door was told (`--from`); every turn in the
+    # room names them as its sender.
+    sender: str | None = None
 
     def request(self, *, text: str = "", now: datetime | None = None) -> TurnRequest:
         """A turn (or tool call) in this room, now unless told otherwise."""
@@ -31,6 +34,7 @@ class Room:
             role=self.role,
             dm=self.dm,
             input=text,
+            sender=self.sender,
         )
 
     @property

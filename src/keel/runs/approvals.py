@@ -27,6 +27,7 @@ from typing import Any
 
 from keel.assemble.values import ToolCall
 from keel.brain.knobs import approval_required
+from keel.brain.people import approvals_chat
 from keel.brain.specs import RoleSpec
 from keel.link.values import Conversation, Origin
 from keel.runs.app import LEAVE
@@ -34,7 +35,7 @@ from keel.runs.context import RunContext
 from keel.runs.journal import Done, durable, nothing, now, once
 from keel.runtime.loop import Approve, Verdict
 from keel.store import Tx
-from keel.store.run_values import CardRow, CardStatus
+from keel.store.run_values import CardRefusal, CardRow, CardStatus
 from keel.store.store import Store
 from keel.tools.registry import Registry, Tool
 from keel.tools.send import origin_of, record_send
@@ -89,11 +90,23 @@ def approval_card(
 ) -> CardRow:
     """Post a card asking `text` to the run's chat (or `conversation`) and record it; the
     run is `waiting` until its decision (a durable step). `about` keys the card's origin
-    as it keys a send (`{entity}` or `{context}`), under the same rules."""
+    as it keys a send (`{entity}` or `{context}`), under the same rules.
+
+    With an operators' chat (`approvals: {chat:}`), the card goes there instead, naming the
+    room it is about; its origin then carries no reach, so a reply in the operators' chat
+    never brings the client's contexts into it.
+    """
     plan = context.planned
     seq = context.next_seq()
     card_id = context.message_id(seq)
-    where = conversation or plan.conversation
+    room = conversation or plan.conversation
+    operators = approvals_chat(context.brain, plan.role)
+    where = room if operators is None else Conversation(bot=room.bot, chat=operators)
+    if operators is not None:
+        thread = f" thread {room.thread}" if room.thread else ""
+        said = f" — for {room.chat}{thread} (run {plan.ref.key})"
+        text += said
+        summary = None if summary is None else summary + said
 
     def write(tx: Tx, _: None) -> Done:
         asked = now()
@@ -113,7 +126,17 @@ def approval_card(
             asked_at=asked,
             timeout_at=asked + timedelta(seconds=plan.timeout_s),
         )
-        if about:
+        if operators is not None:
+            origin = Origin(
+                bot=where.bot,
+                chat=where.chat,
+                message_id=card_id,
+                sent_at=asked,
+                feature=plan.feature,
+                run=plan.ref.key,
+                pending_card=True,
+            )
+        elif about:
             origin = origin_of(
                 context.brain,
                 conversation=where,
@@ -257,6 +280,7 @@ def card_json(card: CardRow) -> dict[str, Any]:
         "decided_at": None if card.decided_at is None else card.decided_at.isoformat(),
         "decided_by": card.decided_by,
         "note": card.note,
+        "refused": [{"by": r.by, "at": r.at.isoformat(), "reason": r.reason} for r in card.refused],
     }
 
 
@@ -289,6 +313,11 @@ def card_of(data: Mapping[str, Any]) -> CardRow:
         else datetime.fromisoformat(data["decided_at"]),
         decided_by=data["decided_by"],
         note=data["note"],
+        # Steps journaled before refusals were recorded have none.
+        refused=tuple(
+            CardRefusal(by=r["by"], at=datetime.fromisoformat(r["at"]), reason=r["reason"])
+            for r in data.get("refused", ())
+        ),
     )
 
 

@@ -294,7 +294,13 @@ def went_on(runtime: Runtime, run: Mapping[str, Any]) -> str | None:
 
 
 def decide(
-    runtime: Runtime, card_id: str, *, approve: bool, by: str | None, note: str | None = None
+    runtime: Runtime,
+    card_id: str,
+    *,
+    approve: bool,
+    by: str | None,
+    note: str | None = None,
+    person: str | None = None,
 ) -> tuple[CardRow, bool]:
     """Record a decision on a card, wake its run, and take the run over when the process
     that ran it is gone; the card, and whether this process took its run.
@@ -302,11 +308,20 @@ def decide(
     The same decision again, while the card's run still waits, wakes the run again instead
     of being refused: a wake lost after the decision was saved (a crash, a database blip)
     is mended by deciding again. A different decision is refused, as
-    `keel.runtime.cards.decide` says.
+    `keel.runtime.cards.decide` says, and so is one from a `person` the brain's `people:`
+    does not allow (recorded on the card, which stays pending).
     """
     store = runtime.engine.store
     try:
-        card = record_decision(store, card_id, approve=approve, by=by, note=note)
+        card = record_decision(
+            store,
+            card_id,
+            approve=approve,
+            by=by,
+            note=note,
+            brain=runtime.engine.brain,
+            person=person,
+        )
     except Refused:
         waiting = _still_waiting(store, card_id, approve=approve)
         if waiting is None:

@@ -278,10 +278,19 @@ class Engine:
     def answer_card(self, request: TurnRequest) -> CardRow | None:
         """Decide the pending approval card a turn replies to, when its input says yes or
         no; the decided card (its run is woken by whoever can: `keel.runs`), or None for
-        an ordinary turn. Such a reply is the person's decision, not a turn of its own."""
+        an ordinary turn. Such a reply is the person's decision, not a turn of its own;
+        with `people:` in the brain, the turn's sender must be allowed to make it
+        (`Refused`, recorded on the card, when not)."""
         if not request.reply_to or not request.input:
             return None
-        return answer_reply(self.store, request.conversation, request.reply_to, request.input)
+        return answer_reply(
+            self.store,
+            request.conversation,
+            request.reply_to,
+            request.input,
+            brain=self.brain,
+            sender=request.sender,
+        )
 
     def send(
         self,

@@ -19,7 +19,14 @@ from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import schema
 from keel.store.delivery import Delivery, delivery_state
-from keel.store.run_values import CARD_STATUSES, CardRow, CardStatus, SentMessage, UsageRow
+from keel.store.run_values import (
+    CARD_STATUSES,
+    CardRefusal,
+    CardRow,
+    CardStatus,
+    SentMessage,
+    UsageRow,
+)
 from keel.store.runs import dumps, reach_of
 from keel.store.sql import conversation_key, dialect_insert, key, unkey, utc
 
@@ -130,7 +137,39 @@ def _card(row: Row[Any]) -> CardRow:
         decided_at=row.decided_at,
         decided_by=row.decided_by,
         note=row.note,
+        refused=_refusals(row.refused, row.id),
     )
+
+
+def _refusals(value: str | None, card_id: str) -> tuple[CardRefusal, ...]:
+    if value is None:
+        return ()
+    try:
+        return tuple(
+            CardRefusal(by=r["by"], at=datetime.fromisoformat(r["at"]), reason=r["reason"])
+            for r in json.loads(value)
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(
+            f"card {card_id}: its refused decisions cannot be read ({exc}) — set the column to NULL"
+        ) from exc
+
+
+def refuse_decision(conn: Connection, card_id: str, refusal: CardRefusal) -> bool:
+    """Record a decision refused for who made it; the card stays as it was. False when the
+    card is unknown or no longer pending."""
+    found = card(conn, card_id)
+    if found is None or found.status != "pending":
+        return False
+    entries = [
+        {"by": r.by, "at": r.at.isoformat(), "reason": r.reason} for r in (*found.refused, refusal)
+    ]
+    conn.execute(
+        update(_CARDS)
+        .where(_CARDS.c.id == card_id, _CARDS.c.status == "pending")
+        .values(refused=dumps(entries))
+    )
+    return True
 
 
 def _card_status(value: str, where: str) -> CardStatus:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +46,7 @@ def record_journal(conn: Connection, journal: TurnJournal) -> int:
             "at": utc(journal.request.now, f"the time of {what}"),
             "data": _dumps(data_json(journal)),
             "replay": _dumps(replay_json(journal)),
+            "sender": journal.request.sender,
         },
     )
     return int(result.scalar_one())
@@ -97,7 +99,10 @@ def _read(row: Row[Any], *, replay: bool) -> TurnJournal:
     try:
         data = json.loads(row.data)
         extra = json.loads(row.replay) if replay else None
-        return journal_from_json(int(row.id), data, extra)
+        read = journal_from_json(int(row.id), data, extra)
+        if row.sender is None:
+            return read
+        return replace(read, request=replace(read.request, sender=row.sender))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StoreError(
             f"turn {row.id} of {_TABLE.name} cannot be read ({type(exc).__name__}: {exc}) — "

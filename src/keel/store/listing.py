@@ -20,6 +20,23 @@ from keel.store.sql import key, unkey
 
 _MESSAGES = schema.messages
 _BINDINGS = schema.bindings
+_JOURNAL = schema.turn_journal
+# Who said a person's message: the sender of the turn it opened (one journal row per
+# recorded turn; the index on the conversation and number finds it).
+_SENDER = (
+    select(_JOURNAL.c.sender)
+    .where(
+        _JOURNAL.c.bot == _MESSAGES.c.bot,
+        _JOURNAL.c.chat == _MESSAGES.c.chat,
+        _JOURNAL.c.thread == _MESSAGES.c.thread,
+        _JOURNAL.c.turn == _MESSAGES.c.turn,
+        _MESSAGES.c.speaker == "user",
+    )
+    .order_by(_JOURNAL.c.id)
+    .limit(1)
+    .scalar_subquery()
+    .label("sender")
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +51,8 @@ class LoggedMessage:
     speaker: Speaker
     text: str
     message_id: str | None = None
+    # Who spoke, for a person's message whose turn named its sender.
+    sender: str | None = None
 
 
 def chat_messages(
@@ -47,7 +66,7 @@ def chat_messages(
     """The chat's newest `limit` messages (any bot and thread unless named), oldest first."""
     if limit < 0:
         raise StoreError(f"a limit of {limit} messages is negative — pass 0 or more")
-    query = select(_MESSAGES).where(_MESSAGES.c.chat == chat)
+    query = select(_MESSAGES, _SENDER).where(_MESSAGES.c.chat == chat)
     if bot is not None:
         query = query.where(_MESSAGES.c.bot == bot)
     if thread is not None:
@@ -63,6 +82,7 @@ def chat_messages(
             speaker=_speaker(row.speaker),
             text=row.text,
             message_id=row.message_id,
+            sender=row.sender,
         )
         for row in reversed(rows.all())
     )

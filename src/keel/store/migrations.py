@@ -305,6 +305,15 @@ def _keel_seeds(conn: Connection) -> None:
     m.create_all(conn, checkfirst=True)
 
 
+def _keel_people(conn: Connection) -> None:
+    """Who spoke in a turn: a nullable `sender` on the turn journal (turns before it, and
+    runs, have none); and on a card, the decisions refused because of who made them."""
+    # ADD COLUMN of a nullable column is the same statement on SQLite and PostgreSQL, and
+    # neither rewrites the table for it.
+    conn.execute(text("ALTER TABLE keel_turn_journal ADD COLUMN sender VARCHAR"))
+    conn.execute(text("ALTER TABLE keel_cards ADD COLUMN refused TEXT"))
+
+
 def _keel_delivery(conn: Connection) -> None:
     """Delivery on a chat surface: each message's state and the surface's own id beside
     Keel's, on the history log's rows; and every surface update handled, once."""
@@ -352,6 +361,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0005_keel_turn_journal", _keel_turn_journal),
     ("0006_keel_runs", _keel_runs),
     ("0007_keel_seeds", _keel_seeds),
+    ("0008_keel_people", _keel_people),
     ("0009_keel_delivery", _keel_delivery),
 )
 

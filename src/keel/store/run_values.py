@@ -92,6 +92,17 @@ class CardRow:
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
+    # Decisions refused because of who made them; the card stayed pending each time.
+    refused: tuple[CardRefusal, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardRefusal:
+    """A decision on a card refused for who made it (`people:`), and why."""
+
+    by: str | None
+    at: datetime
+    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

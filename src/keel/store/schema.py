@@ -203,6 +203,8 @@ turn_journal = Table(
     Column("at", UTCDateTime, nullable=False),
     Column("data", Text, nullable=False),
     Column("replay", Text, nullable=False),
+    # Who spoke (`TurnRequest.sender`); None for runs and callers that cannot say.
+    Column("sender", String, nullable=True),
     # A conversation's turns, newest first (`keel turns`, `/context`).
     Index(None, "bot", "chat", "thread", "turn"),
     # A chat's turns whatever the bot or thread; a role's over a window.
@@ -275,6 +277,8 @@ cards = Table(
     Column("decided_at", UTCDateTime, nullable=True),
     Column("decided_by", String, nullable=True),
     Column("note", Text, nullable=True),
+    # Decisions refused for who made them, as JSON [{by, at, reason}]; None: none yet.
+    Column("refused", Text, nullable=True),
     Index(None, "run_id"),
     Index(None, "status", "asked_at"),
     Index(None, "bot", "chat", "message_id"),

@@ -44,6 +44,7 @@ from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
 from keel.store.listing import LoggedMessage
 from keel.store.run_values import (
+    CardRefusal,
     CardRow,
     CardStatus,
     ExecutorRow,
@@ -431,6 +432,11 @@ class Tx:
         """Decide a pending card; False when it is unknown or decided already."""
         with self._doing(f"decide card {card_id!r}") as conn:
             return _cards.decide_card(conn, card_id, status, at, by=by, note=note)
+
+    def refuse_decision(self, card_id: str, refusal: CardRefusal) -> bool:
+        """Record a decision refused for who made it; False when the card is not pending."""
+        with self._doing(f"record a refused decision on card {card_id!r}") as conn:
+            return _cards.refuse_decision(conn, card_id, refusal)
 
     def card(self, card_id: str) -> CardRow | None:
         """One card, or None."""

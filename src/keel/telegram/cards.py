@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
+from keel.brain.snapshot import Brain
 from keel.errors import Refused, UsageError
 from keel.runtime.cards import decide
 from keel.store.store import Store
@@ -43,9 +44,17 @@ class Pressed:
 
 
 def press(
-    store: Store, *, bot: str, chat: str, surface_message_id: str, data: str, by: str
+    store: Store,
+    *,
+    bot: str,
+    chat: str,
+    surface_message_id: str,
+    data: str,
+    by: str,
+    brain: Brain | None = None,
 ) -> Pressed:
-    """Decide the card delivered in `chat` as `surface_message_id`, as button `data` says."""
+    """Decide the card delivered in `chat` as `surface_message_id`, as button `data` says,
+    as person `by`: under `brain`'s `people:`, one who may not decide it is refused."""
     verdicts = {APPROVE: True, DENY: False}
     if data not in verdicts:
         return Pressed(answer="This button is not one of Keel's.")
@@ -57,8 +66,16 @@ def press(
     if card.status != "pending":
         return Pressed(answer=f"This card was {card.status} already{_who(card.decided_by)}.")
     try:
-        decided = decide(store, card.id, approve=verdicts[data], by=by, note="pressed in Telegram")
-    except (Refused, UsageError) as exc:  # decided a moment ago by someone else
+        decided = decide(
+            store,
+            card.id,
+            approve=verdicts[data],
+            by=by,
+            note="pressed in Telegram",
+            brain=brain,
+            person=by,
+        )
+    except (Refused, UsageError) as exc:  # not theirs to decide, or decided a moment ago
         return Pressed(answer=str(exc))
     when = decided.decided_at.strftime("%Y-%m-%d %H:%M UTC") if decided.decided_at else "now"
     line = f"{decided.status.capitalize()} by {by} at {when}."

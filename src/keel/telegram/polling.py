@@ -117,6 +117,7 @@ class Adapter:
             surface_message_id=str(message.message_id),
             data=query.data or "",
             by=f"tg:user:{query.from_user.id}",
+            brain=self._engine.brain,
         )
         await self._answer(query, pressed.answer)
         if pressed.decided is None:

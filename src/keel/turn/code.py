@@ -190,6 +190,7 @@ def _turn_view(
         chat=conversation.chat,
         thread=conversation.thread,
         time=request.now.isoformat(),
+        sender=request.sender,
         reply_to=tuple((ident, found.replied.get(ident, "")) for ident in request.reply_to),
     )
     return TurnView(

@@ -95,15 +95,16 @@ class PreparedTurn:
 
 
 def prepared_json(
-    prepared: PreparedTurn, assembly: Assembly, where: Conversation
+    prepared: PreparedTurn, assembly: Assembly, where: Conversation, sender: str | None = None
 ) -> dict[str, Any]:
     """A prepared turn as `keel turn --json`, POST /v1/turns and a run's step print it:
-    where it was, what it carried, its sections and its fit."""
+    where it was, who spoke (None for a run), what it carried, its sections and its fit."""
     return {
         **prepared.to_json(),
         "bot": where.bot,
         "chat": where.chat,
         "thread": where.thread,
+        "sender": sender,
         "sections": [s.to_json() for s in assembly.sections],
         "fit": assembly.fit.to_json(),
         "counter": assembly.counter,

@@ -105,7 +105,7 @@ def answer_turn(
     else:
         with holding:
             prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
-    answer = {**prepared_json(prepared, assembly, request.conversation), **reply}
+    answer = {**prepared_json(prepared, assembly, request.conversation, request.sender), **reply}
     if body.format is not None:
         answer["request"] = first_request(assembly, body.format)
     return KeelJSON(answer)

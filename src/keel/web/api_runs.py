@@ -93,8 +93,15 @@ def get_approvals(svc: Svc) -> KeelJSON:
 
 @router.post("/approvals/{card}", summary="Approve or deny a pending approval card")
 def post_approval(card: Ident, body: DecisionBody, svc: Svc) -> KeelJSON:
-    """The card as decided; 409 when it was decided already."""
-    decided = svc.runs.decide(card, approve=body.decision == "approve", by=body.by, note=body.note)
+    """The card as decided; 409 when it was decided already, or when the brain's `people:`
+    does not let `person` decide it (the refusal is recorded; the card stays pending)."""
+    decided = svc.runs.decide(
+        card,
+        approve=body.decision == "approve",
+        by=body.by,
+        note=body.note,
+        person=body.person,
+    )
     if decided is None:
         raise Missing(f"no approval card {card!r} — GET /v1/approvals lists the pending ones")
     return KeelJSON(decided.to_json())

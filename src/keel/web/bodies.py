@@ -152,6 +152,9 @@ class TurnFields(Body):
     attach: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
     open: list[Entry] = Field(default_factory=list, max_length=MAX_LIST)
     at: Moment | None = Field(default=None, description="The turn's time (default: now).")
+    sender: Name | None = Field(
+        default=None, description="Who spoke: a person's id, such as `tg:user:42`."
+    )
 
     def request(self, now: datetime | None = None) -> TurnRequest:
         """The turn this body describes, at `at`, else `now`, else the clock's now."""
@@ -167,6 +170,7 @@ class TurnFields(Body):
             reach=entries(self.reach),
             attach=entries(self.attach) or (),
             open=entries(self.open) or (),
+            sender=self.sender,
         )
 
 
@@ -317,6 +321,11 @@ class DecisionBody(Body):
     decision: Literal["approve", "deny"]
     by: Name | None = None
     note: Text | None = None
+    person: Name | None = Field(
+        default=None,
+        description="Who decides, as `people:` names them (`tg:user:42`); checked against "
+        "the card's approvers when the brain has `people:`.",
+    )
 
 
 class EventBody(Body):

@@ -265,14 +265,20 @@ class DurableRuns(RunsBackend):
 
     @override
     def decide(
-        self, card_id: str, *, approve: bool, by: str | None, note: str | None
+        self,
+        card_id: str,
+        *,
+        approve: bool,
+        by: str | None,
+        note: str | None,
+        person: str | None = None,
     ) -> Card | None:
         runtime = self._ready()
         with self._engine.store.transaction() as tx:
             if tx.card(card_id) is None:
                 return None
         decided, _ = runs.decide(
-            runtime, card_id, approve=approve, by=by or "keel serve", note=note
+            runtime, card_id, approve=approve, by=by or "keel serve", note=note, person=person
         )
         return card_of(decided)
 
@@ -364,4 +370,7 @@ def card_of(card: CardRow) -> Card:
         decided_at=card.decided_at,
         decided_by=card.decided_by,
         note=card.note,
+        refused=tuple(
+            {"by": r.by, "at": r.at.isoformat(), "reason": r.reason} for r in card.refused
+        ),
     )

@@ -209,6 +209,7 @@ async def decide_card(request: Request, card: str) -> Response:
         return page(request, "missing.html", 403, what="a decision must come from this dashboard")
     form = parse_qs((await request.body())[:FORM_LIMIT].decode("utf-8", "replace"))
     decision = (form.get("decision") or [""])[0]
+    person = (form.get("as") or [""])[0].strip() or None
     back = (form.get("back") or ["/runs"])[0]
     if decision not in ("approve", "deny"):
         return page(request, "missing.html", 422, what="decide with approve or deny")
@@ -218,7 +219,9 @@ async def decide_card(request: Request, card: str) -> Response:
     svc: Service = service(request)
 
     def decide() -> Card | None:
-        return svc.runs.decide(card, approve=decision == "approve", by="dashboard", note=None)
+        return svc.runs.decide(
+            card, approve=decision == "approve", by="dashboard", note=None, person=person
+        )
 
     try:
         # Off the event loop: deciding writes to the database and wakes the run, and the

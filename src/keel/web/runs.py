@@ -87,6 +87,8 @@ class Card:
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
+    # Decisions refused for who made them: {by, at, reason} each; the card stayed pending.
+    refused: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +103,7 @@ class Card:
             "decided_at": _iso(self.decided_at),
             "decided_by": self.decided_by,
             "note": self.note,
+            "refused": [dict(r) for r in self.refused],
         }
 
 
@@ -242,10 +245,17 @@ class RunsBackend(Protocol):
         ...
 
     def decide(
-        self, card_id: str, *, approve: bool, by: str | None, note: str | None
+        self,
+        card_id: str,
+        *,
+        approve: bool,
+        by: str | None,
+        note: str | None,
+        person: str | None = None,
     ) -> Card | None:
-        """Approve or deny a pending card; None when no card has this id, `Refused` when it
-        was already decided."""
+        """Approve or deny a pending card as `person`; None when no card has this id,
+        `Refused` when it was already decided or the brain's `people:` does not let
+        `person` decide it."""
         ...
 
 
@@ -296,7 +306,13 @@ class NoRuns(RunsBackend):
 
     @override
     def decide(
-        self, card_id: str, *, approve: bool, by: str | None, note: str | None
+        self,
+        card_id: str,
+        *,
+        approve: bool,
+        by: str | None,
+        note: str | None,
+        person: str | None = None,
     ) -> Card | None:
         raise RunsUnavailable(self.reason)
 

@@ -52,6 +52,7 @@ def turn_json(journal: TurnJournal) -> dict[str, Any]:
         "turn": journal.turn,
         "role": journal.role,
         "run": request.run.key if request.run is not None else None,
+        "sender": request.sender,
         "input": request.input,
         "contexts": [decision_json(d) for d in journal.decisions],
         "refused": len(journal.refused),
@@ -118,6 +119,7 @@ def message_json(message: LoggedMessage) -> dict[str, Any]:
         "turn": message.turn,
         "at": message.at.isoformat(),
         "speaker": message.speaker,
+        "sender": message.sender,
         "text": message.text,
         "message_id": message.message_id,
     }

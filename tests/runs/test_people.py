@@ -1,0 +1,119 @@
+"""Who decides a card: with `people:`, a decision is checked against the person who makes
+it, and cards go to the operators' chat (`approvals: {chat:}`), naming the room they are
+about. A refused decision is recorded on the card, which stays pending."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.runs.brains import RUNS_BRAIN
+from tests.runs.conftest import Runs, launched_on, write_files
+
+OPS = "tg:chat:ops"
+BOARD = "tg:chat:board"
+NOTICE = {"name": "send_message", "arguments": {"text": "The lift is out today."}}
+MANIFEST = """contexts:
+  codeTimeoutMs: 5000
+people:
+  owners: [tg:user:1]
+  approvers:
+    "message:send": [tg:user:7]
+    "*": [owners]
+approvals:
+  chat: tg:chat:ops
+"""
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Runs]:
+    folder = tmp_path_factory.mktemp("people")
+    files = {**RUNS_BRAIN, "constitution/MANIFEST.yaml": MANIFEST}
+    yield from launched_on(request.param, write_files(folder / "brain", files), folder)
+
+
+def waiting_run(runs: Runs, name: str) -> dict[str, Any]:
+    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": "Done."}])
+    record: dict[str, Any] = runs.json("run", "heartbeat:guarded", "--model", model)
+    assert record["status"] == "waiting"
+    return record
+
+
+def reply(runs: Runs, card: str, text: str, *, sender: str | None, exit_code: int = 0) -> Any:
+    flags = ["--bot", "nova", "--chat", OPS, "--role", "guarded", "--reply-to", card]
+    if sender is not None:
+        flags += ["--from", sender]
+    return runs.json("turn", *flags, "--input", text, exit_code=exit_code)
+
+
+def test_the_card_goes_to_the_operators_chat_naming_the_room_it_is_about(runs: Runs) -> None:
+    record = waiting_run(runs, "ops-chat")
+    [card] = record["cards"]
+    assert (card["bot"], card["chat"], card["thread"]) == ("nova", OPS, None)
+    assert f"for {BOARD} (run heartbeat:guarded)" in card["summary"]
+    [asked] = record["messages"]
+    assert asked["chat"] == OPS
+    assert f"for {BOARD}" in asked["text"]
+    # A reply in the operators' chat never brings the client's contexts into it.
+    assert asked["origin"]["reach"] == []
+    assert asked["origin"]["pending_card"] is True
+
+
+def test_a_reply_from_someone_not_allowed_is_refused_recorded_and_leaves_the_card_pending(
+    runs: Runs,
+) -> None:
+    record = waiting_run(runs, "refused-reply")
+    card = record["cards"][0]["id"]
+    refused = reply(runs, card, "yes, post it", sender="tg:user:5", exit_code=3)
+    assert "tg:user:5 may not decide message:send cards" in refused["refused"]
+    assert "only tg:user:7 may" in refused["refused"]
+    nobody = reply(runs, card, "yes", sender=None, exit_code=3)
+    assert "names no person" in nobody["refused"]
+    shown = runs.json("runs", "show", record["id"])
+    assert shown["status"] == "waiting"
+    [after] = shown["cards"]
+    assert after["status"] == "pending"
+    assert [r["by"] for r in after["refused"]] == ["tg:user:5", None]
+    assert "may not decide" in after["refused"][0]["reason"]
+    # The approver's yes decides it, recorded by their id, and the notice goes out.
+    decided = reply(runs, card, "yes, post it", sender="tg:user:7")
+    assert decided["card"] == {"id": card, "status": "approved"}
+    assert decided["run"]["status"] == "done"
+    assert decided["run"]["cards"][0]["decided_by"] == "tg:user:7"
+    sent = [m["text"] for m in decided["run"]["messages"]]
+    assert sent[-1] == "The lift is out today."
+
+
+def test_keel_approve_decides_as_the_first_owner_unless_told_otherwise(runs: Runs) -> None:
+    record = waiting_run(runs, "approve-as")
+    card = record["cards"][0]["id"]
+    # tg:user:1 owns the brain, but only tg:user:7 approves message:send.
+    default = runs.json("approve", card, "--yes", exit_code=3)
+    assert "tg:user:1 may not decide message:send cards" in default["refused"]
+    other = runs.json("approve", card, "--yes", "--as", "tg:user:5", exit_code=3)
+    assert "tg:user:5 may not decide" in other["refused"]
+    shown = runs.json("runs", "show", record["id"])
+    assert shown["cards"][0]["status"] == "pending"
+    assert [r["by"] for r in shown["cards"][0]["refused"]] == ["tg:user:1", "tg:user:5"]
+    table = runs.invoke("runs", "show", record["id"])
+    assert table.exit_code == 0, table.output
+    assert "refused tg:user:5: tg:user:5 may not decide message:send cards" in " ".join(
+        table.stdout.split()
+    )
+    done = runs.json("approve", card, "--no", "--as", "tg:user:7", "--note", "not today")
+    assert done["status"] == "done"
+    assert (done["cards"][0]["status"], done["cards"][0]["decided_by"]) == (
+        "denied",
+        "tg:user:7",
+    )
+    assert "The lift is out today." not in [m["text"] for m in done["messages"]]
