@@ -328,6 +328,23 @@ def test_a_card_goes_with_buttons_and_a_press_decides_it_once(double: BotAPIDoub
     assert card_status() == ("approved", "tg:user:5513001")
 
 
+def test_a_press_by_someone_not_named_an_approver_is_refused_and_the_card_waits(
+    here: Path, double: BotAPIDouble
+) -> None:
+    manifest = here / "brain" / "constitution" / "MANIFEST.yaml"
+    people = '\npeople:\n  owners: ["tg:user:1"]\n  approvers: {"*": [owners]}\n'
+    manifest.write_text(manifest.read_text(encoding="utf-8") + people, encoding="utf-8")
+    pending_card("Refund $180 on T-481?")
+    run_bot(double, "none")
+    double.push(pressed(9, "keel:approve"))
+    tally = run_bot(double, "none")
+    assert tally["decided"] == 0
+    assert card_status() == ("pending", None)
+    (answered,) = double.sent("answerCallbackQuery")
+    assert "tg:user:5513001" in answered["text"]
+    assert double.sent("editMessageText") == []
+
+
 @pytest.mark.usefixtures("here")
 def test_a_yes_in_reply_to_a_card_decides_it_and_is_no_turn(double: BotAPIDouble) -> None:
     pending_card("Refund $180 on T-481?")
