@@ -94,6 +94,26 @@ def test_a_message_naming_no_ticket_links_the_one_named_before_it(engine: Engine
     ]
 
 
+def test_a_kept_link_reads_as_kept_with_the_turn_that_made_it(engine: Engine) -> None:
+    beat = RunRef(kind="heartbeat", id="evening-film")
+    engine.send(
+        OWNER, "Tonight: Whiplash", run=beat, about_entity="tt2582802", message_id="m1", at=NOW
+    )
+    first, _ = engine.prepare(turn(OWNER, dm=True, reply_to=("m1",), input="8/10"))
+    later, assembly = engine.prepare(turn(OWNER, dm=True, input="and the soundtrack?"))
+    (rating,) = [a.link for a in later.attached if a.link.context == "rating"]
+    assert (rating.kind, rating.shown) == ("reply", "kept")
+    assert str(rating.kept) == f"kept from turn {first.turn} (2 left)"
+    (shown,) = [a for a in later.to_json()["attached"] if a["context"] == "rating"]
+    assert (shown["link"], shown["kept"]) == (
+        "kept",
+        {"link": "reply", "from_turn": first.turn, "turns_left": 2},
+    )
+    explained = engine.explain(later.id).to_json()
+    (row,) = [r for r in explained["contexts"] if r["context"] == "rating"]
+    assert (row["link"], row["kept"]["from_turn"]) == ("kept", first.turn)
+
+
 def test_bind_and_unbind_are_the_tools_as_the_chats_role_calls_them(engine: Engine) -> None:
     said = engine.bind(context="ticket", entity="T-481", chat=FORUM, thread="77", bot="desk")
     assert said == f"bound ticket in {FORUM} thread 77"

@@ -85,7 +85,7 @@ def _decision_row(table: Table, decision: Decision) -> None:
     else:
         status = Text(f"stub ({_knob(decision.knob)})", style="yellow")
     chars = f"{decision.chars:,}" if decision.attached else ""
-    table.add_row(_name(link.context, link.entity), link.kind, chars, status)
+    table.add_row(_name(link.context, link.entity), link.shown, chars, status)
 
 
 def window_bar(use: WindowUse, width: int = WINDOW_BAR) -> Text:
@@ -151,10 +151,11 @@ def print_explanation(out: Console, explanation: Explanation) -> None:
     table = _table("context", "status", "why")
     for row in explanation.rows:
         status = row.status
+        link = f"{row.link} link" if row.kept is None else f"{row.link} link {row.kept}"
         if row.status == "attached":
-            why = f"{row.link} link, {row.chars:,} chars"
+            why = f"{link}, {row.chars:,} chars"
         elif row.status == "stubbed":
-            why = f"{row.link} link, kept out by {row.knob}"
+            why = f"{link}, kept out by {row.knob}"
         else:
             why = ""
         # A linked context's reason is its render's failure.

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
 from keel.link.bindings import effective_bindings, for_bot
-from keel.link.values import Binding, LinkKind, Stored
+from keel.link.values import Binding, Kept, LinkKind, Stored
 from keel.store.journal_values import Decision, TurnJournal
 
 Status = Literal["attached", "stubbed", "refused", "not linked"]
@@ -45,14 +45,25 @@ class ExplainRow:
     chars: int | None = None
     knob: str | None = None
     reason: str | None = None
+    # Set when the link rides only because an earlier turn made it.
+    kept: Kept | None = None
+
+    @property
+    def shown_link(self) -> str | None:
+        """The link as a person reads it: `kept` for a kept one."""
+        return "kept" if self.kept is not None else self.link
 
     def to_json(self) -> dict[str, Any]:
+        kept = self.kept
         return {
             "context": self.context,
             "feature": self.feature,
             "status": self.status,
             "entity": self.entity,
-            "link": self.link,
+            "link": self.shown_link,
+            "kept": None
+            if kept is None
+            else {"link": self.link, "from_turn": kept.from_turn, "turns_left": kept.turns_left},
             "chars": self.chars,
             "knob": self.knob,
             "reason": self.reason,
@@ -124,6 +135,7 @@ def _decided(decision: Decision, render_failure: str | None) -> ExplainRow:
         status="attached" if decision.attached else "stubbed",
         entity=link.entity,
         link=link.kind,
+        kept=link.kept,
         chars=decision.chars if decision.attached else None,
         knob=decision.knob,
         reason=None if render_failure is None else f"its render failed: {render_failure}",

@@ -26,6 +26,7 @@ from keel.link.values import (
     STICKY,
     STRENGTH,
     Binding,
+    Kept,
     KeptLink,
     Link,
     LinkKind,
@@ -129,7 +130,7 @@ class _Collector:
         kind: LinkKind,
         *,
         explicit: bool,
-        kept: bool = False,
+        kept: KeptLink | None = None,
         restarted: bool = False,
     ) -> None:
         """Consider one candidate; keep it if it passes every gate."""
@@ -153,13 +154,23 @@ class _Collector:
         if verdict.refusal is not None:
             self.refuse(context.id, entity, kind, verdict.refusal)
             return
-        link = Link(context=context.id, entity=verdict.entity, kind=kind, feature=context.feature)
+        held = None
+        if kept is not None and not restarted:
+            keep = self.keeps[context.id]
+            held = Kept(from_turn=kept.until_turn - keep, turns_left=kept.until_turn - self.turn)
+        link = Link(
+            context=context.id,
+            entity=verdict.entity,
+            kind=kind,
+            feature=context.feature,
+            kept=held,
+        )
         current = self.chosen.get(link.pair)
         if current is None or STRENGTH[kind] < STRENGTH[current.kind]:
             self.chosen[link.pair] = link
             self.order.setdefault(link.pair, len(self.order))
         # A fresh inferred link sticks for `keep` turns; a kept one only when restarted.
-        if (kind in STICKY and not kept) or restarted:
+        if (kind in STICKY and kept is None) or restarted:
             keep = self.keeps[context.id]
             self.keep.append(
                 KeptLink(
@@ -412,6 +423,6 @@ def _kept_links(
             kept.entity,
             kept.kind,
             explicit=kept.kind == "ask",
-            kept=True,
+            kept=kept,
             restarted=restarted,
         )

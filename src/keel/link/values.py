@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from keel.brain.document import is_utf8
 from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS, MAX_ENTITY_CHARS
@@ -134,16 +134,43 @@ class TurnRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Link:
-    """One (context, entity) a turn carries, and the link that brought it."""
+    """One (context, entity) a turn carries, and the link that brought it.
+
+    `kept` is set when the link rides only because an earlier turn made it: `kind` stays
+    the link it was (where it ranks when budgets cut), and what a person reads says kept.
+    """
 
     context: str
     entity: str | None
     kind: LinkKind
     feature: str
+    kept: Kept | None = None
 
     @property
     def pair(self) -> tuple[str, str | None]:
         return (self.context, self.entity)
+
+    @property
+    def shown(self) -> str:
+        """The link as a person reads it: its kind, or `kept` for a kept one."""
+        return "kept" if self.kept is not None else self.kind
+
+    def kept_json(self) -> dict[str, Any] | None:
+        kept = self.kept
+        if kept is None:
+            return None
+        return {"link": self.kind, "from_turn": kept.from_turn, "turns_left": kept.turns_left}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Kept:
+    """A kept link's story: the turn that made it, and the turns it still rides after this."""
+
+    from_turn: int
+    turns_left: int
+
+    def __str__(self) -> str:
+        return f"kept from turn {self.from_turn} ({self.turns_left} left)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,6 +21,7 @@ from keel.budget.rows import ViewRows
 from keel.link.values import (
     Binding,
     Conversation,
+    Kept,
     KeptLink,
     Link,
     Origin,
@@ -212,15 +213,22 @@ def _pair(context: str, entity: str | None, kind: str) -> dict[str, Any]:
 
 
 def _link_json(link: Link) -> dict[str, Any]:
-    return {**_pair(link.context, link.entity, link.kind), "feature": link.feature}
+    found = {**_pair(link.context, link.entity, link.kind), "feature": link.feature}
+    if link.kept is not None:  # journals before kept links were shown have no such key
+        found["kept"] = {"from_turn": link.kept.from_turn, "turns_left": link.kept.turns_left}
+    return found
 
 
 def _link(data: Mapping[str, Any]) -> Link:
+    kept = data.get("kept")
     return Link(
         context=data["context"],
         entity=data["entity"],
         kind=link_kind(data["link"], "a journaled link"),
         feature=data["feature"],
+        kept=None
+        if kept is None
+        else Kept(from_turn=int(kept["from_turn"]), turns_left=int(kept["turns_left"])),
     )
 
 

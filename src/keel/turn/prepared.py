@@ -65,7 +65,8 @@ class PreparedTurn:
                     "context": a.link.context,
                     "feature": a.link.feature,
                     "entity": a.link.entity,
-                    "link": a.link.kind,
+                    "link": a.link.shown,
+                    "kept": a.link.kept_json(),
                     "chars": a.block.chars,
                 }
                 for a in self.attached
@@ -74,7 +75,8 @@ class PreparedTurn:
                 {
                     "context": s.link.context,
                     "entity": s.link.entity,
-                    "link": s.link.kind,
+                    "link": s.link.shown,
+                    "kept": s.link.kept_json(),
                     "knob": s.knob,
                     "text": s.text,
                 }
