@@ -100,7 +100,7 @@ def test_a_kept_link_reads_as_kept_with_the_turn_that_made_it(engine: Engine) ->
         OWNER, "Tonight: Whiplash", run=beat, about_entity="tt2582802", message_id="m1", at=NOW
     )
     first, _ = engine.prepare(turn(OWNER, dm=True, reply_to=("m1",), input="8/10"))
-    later, assembly = engine.prepare(turn(OWNER, dm=True, input="and the soundtrack?"))
+    later, _ = engine.prepare(turn(OWNER, dm=True, input="and the soundtrack?"))
     (rating,) = [a.link for a in later.attached if a.link.context == "rating"]
     assert (rating.kind, rating.shown) == ("reply", "kept")
     assert str(rating.kept) == f"kept from turn {first.turn} (2 left)"
