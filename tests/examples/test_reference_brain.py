@@ -114,7 +114,7 @@ def test_every_feature_is_declared_and_on(brain: Brain) -> None:
 
 
 def test_every_entity_runs_as_an_existing_role(brain: Brain) -> None:
-    assert len(brain.entities) == 12
+    assert len(brain.entities) == 13  # with the knm practice's inline hook
     for spec in brain.entities.values():
         assert spec.agent in brain.roles, spec.path
 
@@ -206,6 +206,7 @@ SPEAKS = {
     "hook:skip": ("tutor", "tg:user:2"),
     "hook:ticket-opened": ("desk", "tg:chat:-1003000000001"),
     "scenario:knm-practice": ("tutor", "tg:user:2"),
+    "hook:knm-practice-knm-exam-booked": ("tutor", "tg:user:2"),
     "scenario:listen-practice": ("tutor", "tg:user:2"),
     "scenario:read-practice": ("tutor", "tg:user:2"),
     "scenario:write-practice": ("tutor", "tg:user:2"),
@@ -405,7 +406,21 @@ def test_ticket_code_matches_a_ticket_id(brain: Brain, text: str, expected: Any)
     code = load_context_code(brain.root, path)
     assert code.render is not None, "it also renders the ticket's SLA line"
     assert code.match is not None
-    assert code.match(SimpleNamespace(input=text), None) == expected
+    assert code.match(SimpleNamespace(input=text, message=text), None) == expected
+
+
+def test_ticket_code_takes_the_ticket_named_last_before_a_message_naming_none(
+    brain: Brain,
+) -> None:
+    path = brain.contexts["ticket"].code_path
+    assert path is not None
+    match = load_context_code(brain.root, path).match
+    assert match is not None
+    earlier = "[earlier in this chat]\nuser: It's about T-479.\nuser: no, T-481\n[this message]\n"
+    turn = SimpleNamespace(input=earlier + "any news?", message="any news?")
+    assert match(turn, None) == {"entity": "T-481"}
+    run = SimpleNamespace(input="Chase T-7 today.", message="")  # a run's prompt
+    assert match(run, None) == {"entity": "T-7"}
 
 
 # -- 7. B2B outreach: chat bound from a run --------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from dbos import DBOS
+
 from keel.link.values import RunRef
 from keel.runs.executors import settle_unstarted
 from keel.runs.service import order_for, pending, start, wait
@@ -49,6 +51,9 @@ def test_a_pending_run_whose_workflow_ended_without_its_start_is_failed(runs: Ru
     order = order_for(runs.engine.brain, DAILY, model="none", run_id="heartbeat-daily-ended")
     start(order)
     assert wait(runs.runtime, order.id) == "done"
+    # Keel's row says done as the run's last step commits; DBOS records the workflow's end
+    # just after. Settling looks at DBOS's record, so wait for it.
+    DBOS.retrieve_workflow(order.id).get_result()
     with runs.engine.store.transaction() as tx:  # as if its start had never been written
         tx.set_run_status(order.id, "pending", datetime.now(UTC))
     assert settle_unstarted(runs.runtime) == [order.id]
