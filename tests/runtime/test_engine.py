@@ -109,6 +109,7 @@ def test_a_kept_link_reads_as_kept_with_the_turn_that_made_it(engine: Engine) ->
         "kept",
         {"link": "reply", "from_turn": first.turn, "turns_left": 2},
     )
+    assert later.id is not None
     explained = engine.explain(later.id).to_json()
     (row,) = [r for r in explained["contexts"] if r["context"] == "rating"]
     assert (row["link"], row["kept"]["from_turn"]) == ("kept", first.turn)

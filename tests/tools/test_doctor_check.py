@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from keel.brain.specs import ReachEntry
 from keel.cli import app
 from keel.errors import Refused, StoreError
+from keel.ledger import checkup as checkup_module
 from keel.link.values import Conversation, TurnRequest
 from keel.runtime.engine import Engine
-from keel.tools import CHECK_CAPABILITY, CODING_TOOLS, DOCTOR_CHECK, doctor_check
+from keel.tools import CHECK_CAPABILITY, CODING_TOOLS, DOCTOR_CHECK
 from tests.runtime.driver import copy_reference
 from tests.state.guard import guarded
 
@@ -71,7 +73,7 @@ def test_a_catalog_it_cannot_read_is_said_in_the_report(
     def unreachable(_engine: object) -> object:
         raise StoreError("cannot read the tables and views of the test database")
 
-    monkeypatch.setattr(doctor_check, "read_schema", unreachable)
+    monkeypatch.setattr(checkup_module, "read_schema", unreachable)
     brain = copy_reference(tmp_path / "brain")
     (brain / "features" / "agency" / "auditor.agent.md").write_text(
         "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n---\nCheck.\n",
@@ -96,3 +98,22 @@ def test_a_view_that_never_ends_is_in_the_report_and_the_check_ends(tmp_path: Pa
     with Engine(brain, tools=CODING_TOOLS, watch=False) as engine, guarded(engine.database):
         text = engine.call(request, "doctor_check", {})
     assert "view 'forever' did not finish within state.readTimeoutMs (2000 ms)" in text
+
+
+def test_the_tool_reports_what_keel_doctor_reports_on_a_database_with_turns(
+    tmp_path: Path,
+) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    (brain / "features" / "agency" / "auditor.agent.md").write_text(
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n---\nCheck.\n",
+        encoding="utf-8",
+    )
+    tickets = tuple(ReachEntry(context="ticket", entity=f"T-{n}") for n in range(479, 484))
+    shopper = Conversation(bot="desk", chat="tg:user:42")
+    with Engine(brain, watch=False) as engine:  # a turn whose tickets pass maxActive
+        engine.prepare(TurnRequest(conversation=shopper, now=datetime.now(UTC), attach=tickets))
+    text = check(brain, "auditor")
+    printed = CliRunner().invoke(app, ["doctor", str(brain)], env={"COLUMNS": "1000"})
+    assert "context.stubbed" in printed.stdout or "stubbed" in printed.stdout
+    assert text == "\n".join(line.rstrip() for line in printed.stdout.rstrip("\n").splitlines())
+    assert "stubbed 1" in text or "stubbed once" in text

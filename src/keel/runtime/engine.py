@@ -29,7 +29,6 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -47,7 +46,7 @@ from keel.brain.specs import ReachEntry, RoleSpec
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.runner import CodeRunner
-from keel.doctor import Report, run_doctor
+from keel.doctor import Report
 from keel.errors import StoreError, UsageError
 from keel.ledger import (
     DEFAULT_SINCE,
@@ -58,13 +57,13 @@ from keel.ledger import (
     agent_context,
     apply_overrides,
     chat_context,
-    context_stubbed,
     explain,
     parse_overrides,
     parse_since,
     replay_fit,
     what_if,
 )
+from keel.ledger.checkup import checkup
 from keel.link.bindings import tenant_of
 from keel.link.gather import resolve_role
 from keel.link.reach import no_role
@@ -75,7 +74,6 @@ from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, arun_turn, run_tur
 from keel.runtime.models import AsyncModelClient, ModelClient
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
-from keel.state.schema import read_schema
 from keel.store.journal_values import TurnJournal
 from keel.store.listing import LoggedMessage
 from keel.store.run_values import CardRow
@@ -546,23 +544,12 @@ class Engine:
         turn would), and say so when it is out of reach. A database that holds turns adds
         the context-stubbed finding for the last seven days (`now` is the clock; it never
         migrates)."""
-        brain = self.brain
+        # Read only: the store's transaction is rolled back (doctor never migrates).
         try:
-            schema, note = read_schema(self.database), None
-        except StoreError as exc:
-            schema, note = None, str(exc)
-        with self.database.connect() if schema is not None else nullcontext() as reader:
-            report = run_doctor(
-                brain, schema=schema, db_note=note, runner=self.code, probe=probe, reader=reader
-            )
-        if schema is None or not schema.has("keel_ledger"):
-            return report
-        moment = now or datetime.now(UTC)
-        since = parse_since(DEFAULT_SINCE, moment)
-        with Store(self.database).transaction() as tx:
-            entries = tx.ledger(since=since)
-        found = context_stubbed(brain, entries, since=since)
-        return Report.of([*report.findings, *found]) if found else report
+            with Store(self.database).reading() as tx:
+                return checkup(self.brain, tx, self.code, probe=probe, now=now)
+        except StoreError as exc:  # out of reach: the brain's own checks still run
+            return checkup(self.brain, None, self.code, probe=probe, unreachable=str(exc))
 
     @property
     def code(self) -> CodeRunner | None:

@@ -17,9 +17,8 @@ from rich.console import Console
 
 from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
-from keel.doctor import render, run_doctor
-from keel.errors import StoreError
-from keel.state.schema import read_schema
+from keel.doctor import render
+from keel.ledger.checkup import checkup
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 
@@ -29,13 +28,8 @@ _WIDTH = 200
 
 
 def check_brain(brain: Brain, tx: Tx, runner: CodeRunner | None = None) -> str:
-    """The doctor's report on the brain, as plain text."""
-    try:
-        schema, note = read_schema(tx.connection.engine), None
-    except StoreError as exc:
-        schema, note = None, str(exc)
-    reader = tx.connection if schema is not None else None
-    report = run_doctor(brain, schema=schema, db_note=note, runner=runner, reader=reader)
+    """The doctor's report on the brain, as plain text: what `keel doctor` finds."""
+    report = checkup(brain, tx, runner)
     out = io.StringIO()
     console = Console(file=out, width=_WIDTH, color_system=None, highlight=False, soft_wrap=True)
     render(report, console)
