@@ -32,6 +32,9 @@ PAYLOADS = Path(__file__).parent / "payloads"
 runner = CliRunner()
 
 
+SESSION_ID = "5f3c8d3e-2a41-4f0e-9c55-0b7f1d2e6a90"  # the recorded payloads' session_id
+
+
 def payload(name: str) -> str:
     return (PAYLOADS / f"{name}.json").read_text(encoding="utf-8")
 
@@ -85,13 +88,25 @@ def test_a_recorded_session_with_a_compaction(dev: Engine, database_url: str) ->
     assert STYLE not in last
     assert TICKET not in last
 
+    session = Conversation(bot="cli", chat="cli", thread=f"session:{SESSION_ID}")
     with dev.store.transaction() as tx:
-        history = tx.history(Conversation(bot="cli", chat="cli"), before_turn=99, limit=9)
+        history = tx.history(session, before_turn=99, limit=9)
     assert [m.text for m in history] == [
         "Why is the checkout button grey on mobile?",
         "Make it the brand green and add a test.",
         "Ticket closed. Tidy up the CSS next.",
     ]
+
+
+def test_two_sessions_keep_their_own_links(dev: Engine, database_url: str) -> None:
+    brain, db = dev.source.root, ("--db", database_url)
+    other = payload("prompt_checkout").replace(SESSION_ID, "another-session")
+    added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    dev.bind(context="ticket", entity="T-1", chat="cli", thread=f"session:{SESSION_ID}")
+    mine = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    theirs = added(hook(brain, other, *db), "UserPromptSubmit")
+    assert TICKET in mine
+    assert TICKET not in theirs  # another session of the same agent, in its own thread
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import errno
 import logging
 import socket
 import sys
+import uuid
 from typing import Annotated
 
 import typer
@@ -68,6 +69,8 @@ def mcp_server(
         dm=dm,
         sender=sender,
     )
+    if http is None:  # over stdio, one server process serves one agent session
+        room = room.in_session(uuid.uuid4().hex)
     try:
         engine = Engine(brain, db, tools=CODING_TOOLS)
     except KeelError as exc:

@@ -123,6 +123,7 @@ class HookAnswer:
 def answer(engine: Engine, room: Room, payload: HookInput) -> HookAnswer:
     """The context to add for this hook call, and what went wrong on the way."""
     event, source, session = payload.hook_event_name, payload.source, payload.session_id
+    room = room.in_session(session)
     if event == PROMPT:
         return _turn(engine, room.request(text=payload.prompt or ""), Session(id=session))
     if event == START and source == "compact":

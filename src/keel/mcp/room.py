@@ -9,10 +9,18 @@ long-lived server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from keel.link.values import Conversation, TurnRequest
+
+# A session id this long or shorter is its thread's id as it is (a UUID is 36).
+SESSION_CHARS = 64
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +33,17 @@ class Room:
     # The person the agent works for, when its door was told (`--from`); every turn in the
     # room names them as its sender.
     sender: str | None = None
+
+    def in_session(self, session: str) -> Room:
+        """The room for one agent session: its own thread of the chat, unless the command
+        line named a thread, so one session's kept links never ride into another's (the
+        chat's own bindings still cover every thread)."""
+        conversation = self.conversation
+        if conversation.thread is not None:
+            return self
+        # Long or odd session ids are cut to a stable digest: a thread id has a length cap.
+        ident = session if len(session) <= SESSION_CHARS else digest_of(session)
+        return replace(self, conversation=replace(conversation, thread=f"session:{ident}"))
 
     def request(self, *, text: str = "", now: datetime | None = None) -> TurnRequest:
         """A turn (or tool call) in this room, now unless told otherwise."""
