@@ -35,7 +35,7 @@ from ruamel.yaml.error import YAMLError
 
 from keel.brain.document import FENCE, decode, parse_yaml
 from keel.brain.files import ACCESS_PATH, MARKDOWN_KINDS
-from keel.brain.loader import build_snapshot, parse_path, scan
+from keel.brain.loader import build_snapshot, load_brain, parse_path, scan
 from keel.brain.problems import did_you_mean
 from keel.brain.reading import inside, read_file
 from keel.brain.snapshot import Brain
@@ -56,6 +56,24 @@ class Edited:
     changed: tuple[str, ...]
     # "committed", "not a git repository", or why the commit failed (the file is written).
     git: str = "not a git repository"
+
+
+# Where a run's pinned snapshots of the brain lie, below the live brain (the runs' commit
+# cache, `keel.runs.commits.CACHE_DIR`): `<brain>/.keel/commits/<pin>/`.
+PINNED_DIR = (".keel", "commits")
+
+
+def live_brain(brain: Brain) -> Brain:
+    """The brain to edit: the live one on disk, also when `brain` is a run's pinned snapshot.
+
+    A run reads the brain as it was when it started, from a copy kept below the live brain.
+    An edit made there would be lost (and would change what the run's replay reads), so it
+    goes to the live brain, checked against the live brain as it is now.
+    """
+    root = brain.root
+    if (root.parent.parent.name, root.parent.name) != PINNED_DIR:
+        return brain
+    return load_brain(root.parent.parent.parent)
 
 
 # -- heartbeats, hooks and scenarios ---------------------------------------------------

@@ -1,7 +1,8 @@
 """The brain editing itself: `heartbeat_update`, `hook_update`, `scenario_update`,
 `access_update` and `access_widen`.
 
-Each checks the new file as the loader would, writes it atomically and commits it when the
+Each edits the live brain (not the snapshot a run is pinned to), checks the new file as
+the loader would, writes it atomically and commits it when the
 brain is a git repository (`keel.brain.edit`); the next turn or run reads the new file.
 The first four take `brain:edit` (moderate: a brain's `approvals:` decides whether they
 wait for a person). `access_update` only narrows what reaches a room and refuses, naming
@@ -15,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from keel.brain.edit import AccessChange, Edited, edit_access, edit_entity, widening
+from keel.brain.edit import AccessChange, Edited, edit_access, edit_entity, live_brain, widening
 from keel.brain.knobs import ALWAYS_APPROVED
 from keel.errors import Refused
 from keel.tools.context_open import STRING
@@ -67,7 +68,7 @@ def _entity_run(kind: str) -> Run:
     def run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         changes = {k: v for k, v in args.items() if k != "id"}
         edited = edit_entity(
-            ctx.brain,
+            live_brain(ctx.brain),
             kind,
             args["id"],
             changes,
@@ -121,24 +122,26 @@ def _change(args: Mapping[str, Any]) -> AccessChange:
 
 def _access_update(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     change = _change(args)
-    why = widening(ctx.brain, change)
+    brain = live_brain(ctx.brain)
+    why = widening(brain, change)
     if why is not None:
         raise Refused(
             f"access_update only narrows what reaches a room, and this widens it: {why} — "
             "call access_widen instead, which waits for an owner's approval"
         )
     edited = edit_access(
-        ctx.brain, change, author=ctx.role.id, message=_call_text("access_update", args)
+        brain, change, author=ctx.role.id, message=_call_text("access_update", args)
     )
     return _said(edited)
 
 
 def _access_widen(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     change = _change(args)
-    if change.role is not None and change.role not in ctx.brain.roles:
+    brain = live_brain(ctx.brain)
+    if change.role is not None and change.role not in brain.roles:
         raise Refused(f"no role '{change.role}' in this brain")
     edited = edit_access(
-        ctx.brain, change, author=ctx.role.id, message=_call_text("access_widen", args)
+        brain, change, author=ctx.role.id, message=_call_text("access_widen", args)
     )
     return _said(edited)
 
