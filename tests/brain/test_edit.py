@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from keel.brain import load_brain
-from keel.brain.edit import AccessChange, edit_access, edit_entity, widening
+from keel.brain.edit import AccessChange, edit_access, edit_entity, live_brain, widening
 from keel.brain.specs import ReachEntry
 from keel.errors import Refused
 
@@ -228,3 +229,17 @@ def test_an_access_edit_that_would_not_load_is_refused(write_brain: WriteBrain) 
     with pytest.raises(Refused, match=rf"would not load.*{ACCESS}:\d+: "):
         _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind={"bad key!": None}))
     assert (root / ACCESS).read_bytes() == before
+
+
+def test_an_edit_from_a_pinned_snapshot_goes_to_the_live_brain(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    pinned = root / ".keel" / "commits" / "tree-abc"
+    shutil.copytree(root / "features", pinned / "features")
+    shutil.copytree(root / "constitution", pinned / "constitution")
+    brain = live_brain(load_brain(pinned))
+    assert brain.root == root.resolve()
+    edit_entity(brain, "heartbeat", "daily", {"agent": "other"}, author="a", message="m")
+    assert "agent: other" in (root / HEARTBEAT).read_text()
+    assert "agent: news" in (pinned / HEARTBEAT).read_text()
+    elsewhere = load_brain(root)
+    assert live_brain(elsewhere) is elsewhere
