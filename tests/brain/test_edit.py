@@ -227,7 +227,7 @@ def test_an_access_edit_that_would_not_load_is_refused(write_brain: WriteBrain) 
     root = write_brain(FILES)
     before = (root / ACCESS).read_bytes()
     with pytest.raises(Refused, match=rf"would not load.*{ACCESS}:\d+: "):
-        _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind={"bad key!": None}))
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", title="a\x00b"))
     assert (root / ACCESS).read_bytes() == before
 
 
@@ -243,3 +243,22 @@ def test_an_edit_from_a_pinned_snapshot_goes_to_the_live_brain(write_brain: Writ
     assert "agent: news" in (pinned / HEARTBEAT).read_text()
     elsewhere = load_brain(root)
     assert live_brain(elsewhere) is elsewhere
+
+
+@pytest.mark.parametrize(
+    ("bind", "reason"),
+    [
+        pytest.param(
+            {"clinet": "c1"}, "no context 'clinet' in this brain — did you mean", id="name"
+        ),
+        pytest.param({"client": None}, "'client' is keyed by client id", id="no-key"),
+        pytest.param({"topic": "t1"}, "'topic' names no entity", id="extra-key"),
+    ],
+)
+def test_a_binding_no_turn_could_use_is_refused(
+    write_brain: WriteBrain, bind: dict[str, str | None], reason: str
+) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match=re.escape(reason)):
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind=bind))
+    assert (root / ACCESS).read_text() == FILES[ACCESS]

@@ -234,8 +234,24 @@ def widening(brain: Brain, change: AccessChange) -> str | None:
     return None
 
 
+def _check_bindings(brain: Brain, bind: Mapping[str, str | None]) -> None:
+    """`Refused` for a binding no turn could use: an unknown context, or a key that does not
+    fit whether the context is keyed."""
+    for ident, key in bind.items():
+        context = brain.contexts.get(ident)
+        if context is None:
+            raise Refused(
+                f"no context '{ident}' in this brain{did_you_mean(ident, brain.contexts)}"
+            )
+        if context.keyed and key is None:
+            raise Refused(f"'{ident}' is keyed by {context.entity}: bind it to a key")
+        if not context.keyed and key is not None:
+            raise Refused(f"'{ident}' names no entity, so it takes no key ('{key}' given)")
+
+
 def edit_access(brain: Brain, change: AccessChange, *, author: str, message: str) -> Edited:
     """Apply one rule change to access.yaml, check it as the loader would, write, commit."""
+    _check_bindings(brain, change.bind or {})
     root, rel = brain.root, ACCESS_PATH
     try:
         old = _read_text(root, rel)
