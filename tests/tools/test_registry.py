@@ -32,6 +32,11 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("context_bind", "context:bind", "moderate"),
         ("context_unbind", "context:bind", "moderate"),
         ("send_message", "message:send", "moderate"),
+        ("heartbeat_update", "brain:edit", "moderate"),
+        ("hook_update", "brain:edit", "moderate"),
+        ("scenario_update", "brain:edit", "moderate"),
+        ("access_update", "brain:edit", "moderate"),
+        ("access_widen", "access:widen", "dangerous"),
     ]
     assert TOOLS.get("context_open") is CONTEXT_OPEN
 

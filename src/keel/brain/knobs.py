@@ -172,6 +172,11 @@ DEFAULT_DECISIONS: Mapping[RiskClass, Decision] = {
 }
 
 
+# Capabilities whose calls always wait for a person, whatever `approvals:` says: widening
+# access starts a client's data reaching a room, which a brain may not let itself do alone.
+ALWAYS_APPROVED = frozenset({"access:widen"})
+
+
 def _role_of(brain: Brain, role: RoleSpec | str | None) -> RoleSpec | None:
     return brain.roles.get(role) if isinstance(role, str) else role
 
@@ -183,9 +188,12 @@ def approval_required(
 
     The role's `approvals:` entries override MANIFEST's, key by key; then an entry for the
     tool's capability (`context:bind`) wins over one for its risk class (`moderate`); with
-    neither, only `dangerous` requires approval. `role` is the role's spec or id (an
+    neither, only `dangerous` requires approval. An `ALWAYS_APPROVED` capability always
+    does. `role` is the role's spec or id (an
     unknown id, or None, leaves MANIFEST alone).
     """
+    if capability in ALWAYS_APPROVED:
+        return True
     spec = _role_of(brain, role)
     decisions = dict(brain.manifest.approvals.decisions)
     if spec is not None:

@@ -153,8 +153,15 @@ class RoleSpec:
         return self.contexts is not None and ("*" in self.contexts or context_id in self.contexts)
 
     def can(self, capability: str) -> bool:
-        """Whether `capabilities:` grants this capability (or `'*'`)."""
-        return "*" in self.capabilities or capability in self.capabilities
+        """Whether `capabilities:` grants this capability (or `'*'`, which grants every one
+        but those a role must name: a brain changing itself is never granted by a wildcard)."""
+        if capability in self.capabilities:
+            return True
+        return "*" in self.capabilities and capability not in NAMED_ONLY
+
+
+# Capabilities `'*'` does not grant: a role edits its brain only when it says so by name.
+NAMED_ONLY = frozenset({"brain:edit", "access:widen"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,8 +1,9 @@
 """Agent tools: one registry, one object per tool (spec, capability, risk, function).
 
 `TOOLS` holds Keel's own tools for API agents — `context_open`, `context_bind`,
-`context_unbind`, `send_message` — and is what an `Engine` uses unless it is given another
-`Registry`.
+`context_unbind`, `send_message`, and the brain's own edits (`heartbeat_update`,
+`hook_update`, `scenario_update`, `access_update`, `access_widen`) — and is what an
+`Engine` uses unless it is given another `Registry`.
 `CODING_TOOLS` is what a coding agent calls through the MCP server: the context tools, then
 `context_turn`, `agent_context`, `access_explain` and `doctor_check`.
 """
@@ -10,6 +11,16 @@
 from keel.tools.access_explain import ACCESS_EXPLAIN, explain_access
 from keel.tools.agent_context import AGENT_CONTEXT, LEDGER_CAPABILITY, report_text
 from keel.tools.binding import CONTEXT_BIND, CONTEXT_UNBIND, check_bind, check_unbind
+from keel.tools.brain_edit import (
+    ACCESS_UPDATE,
+    ACCESS_WIDEN,
+    BRAIN_EDIT_TOOLS,
+    EDIT_CAPABILITY,
+    HEARTBEAT_UPDATE,
+    HOOK_UPDATE,
+    SCENARIO_UPDATE,
+    WIDEN_CAPABILITY,
+)
 from keel.tools.context_open import CONTEXT_OPEN, open_context
 from keel.tools.context_turn import CONTEXT_TURN, turn_text
 from keel.tools.doctor_check import CHECK_CAPABILITY, DOCTOR_CHECK, check_brain
@@ -17,11 +28,12 @@ from keel.tools.registry import Registry, Tool, ToolContext, usage
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_CAPABILITY, SEND_MESSAGE, message_id_for
 
-TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, SEND_MESSAGE])
-# A coding agent reads and binds contexts; it sends no chat messages.
+TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, SEND_MESSAGE, *BRAIN_EDIT_TOOLS])
+# A coding agent reads and binds contexts; it sends no chat messages and edits the brain
+# through its own file tools, not these.
 CODING_TOOLS = Registry(
     [
-        *(t for t in TOOLS if t is not SEND_MESSAGE),
+        *(t for t in TOOLS if t is not SEND_MESSAGE and t not in BRAIN_EDIT_TOOLS),
         CONTEXT_TURN,
         AGENT_CONTEXT,
         ACCESS_EXPLAIN,
@@ -31,7 +43,10 @@ CODING_TOOLS = Registry(
 
 __all__ = [
     "ACCESS_EXPLAIN",
+    "ACCESS_UPDATE",
+    "ACCESS_WIDEN",
     "AGENT_CONTEXT",
+    "BRAIN_EDIT_TOOLS",
     "CHECK_CAPABILITY",
     "CODING_TOOLS",
     "CONTEXT_BIND",
@@ -39,10 +54,15 @@ __all__ = [
     "CONTEXT_TURN",
     "CONTEXT_UNBIND",
     "DOCTOR_CHECK",
+    "EDIT_CAPABILITY",
+    "HEARTBEAT_UPDATE",
+    "HOOK_UPDATE",
     "LEDGER_CAPABILITY",
+    "SCENARIO_UPDATE",
     "SEND_CAPABILITY",
     "SEND_MESSAGE",
     "TOOLS",
+    "WIDEN_CAPABILITY",
     "Registry",
     "Tool",
     "ToolContext",

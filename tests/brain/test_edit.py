@@ -1,0 +1,264 @@
+"""`keel.brain.edit`: an edit is checked as the loader reads it, written atomically inside the
+brain only, and committed when the brain is a git repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from keel.brain import load_brain
+from keel.brain.edit import AccessChange, edit_access, edit_entity, live_brain, widening
+from keel.brain.specs import ReachEntry
+from keel.errors import Refused
+
+WriteBrain = Callable[[dict[str, str | bytes]], Path]
+
+HEARTBEAT = "features/news/daily.heartbeat.md"
+ACCESS = "constitution/access.yaml"
+
+FILES: dict[str, str | bytes] = {
+    "features/news/news.agent.md": "---\ndescription: Writes.\ncontexts: ['*']\n---\nWrite.\n",
+    "features/news/other.agent.md": "---\ndescription: Other.\n---\nOther.\n",
+    "features/news/topic.context.md": "---\ndescription: Topic.\nwhen: [run]\n---\nRivers.\n",
+    "features/news/weather.context.md": "---\ndescription: Sky.\nwhen: [run]\n---\nRain.\n",
+    "features/news/client.context.md": (
+        "---\ndescription: A client.\nwhen: [chat]\nentity: client id\n---\nThe client.\n"
+    ),
+    HEARTBEAT: (
+        "---\n# when the news goes out\nschedule: '0 8 * * *'\nagent: news\nreach: [topic]\n"
+        "---\nWrite the news.\n"
+    ),
+    "features/news/opened.hook.md": "---\nevent: ticket.opened\nagent: news\n---\nAnswer.\n",
+    ACCESS: (
+        "bots:\n  nova:\n    default: {role: news}\n    chats:\n"
+        "      'tg:chat:1':\n        title: Client one  # the first client\n"
+        "        role: news\n        contexts: {client: c1}\n"
+    ),
+}
+
+
+def _edit(root: Path, **changes: object) -> str:
+    return edit_entity(
+        load_brain(root), "heartbeat", "daily", changes, author="news", message="edit"
+    ).git
+
+
+def test_an_edit_keeps_comments_and_other_keys_and_loads(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    said = _edit(root, reach=["weather", {"context": "topic"}], body="Write it short.")
+    assert said == "not a git repository"
+    text = (root / HEARTBEAT).read_text()
+    assert "# when the news goes out" in text
+    assert "schedule: '0 8 * * *'" in text
+    assert text.endswith("---\nWrite it short.\n")
+    entity = load_brain(root).entity("heartbeat", "daily")
+    assert entity is not None
+    assert entity.reach == (ReachEntry(context="weather"), ReachEntry(context="topic"))
+    assert entity.prompt == "Write it short."
+
+
+def test_null_removes_a_key(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    _edit(root, reach=None)
+    entity = load_brain(root).entity("heartbeat", "daily")
+    assert entity is not None
+    assert entity.reach is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        pytest.param({"schedule": "every day"}, "schedule", id="cron"),
+        pytest.param({"event": "x.y"}, "event", id="key-a-heartbeat-has-not"),
+        pytest.param({"reach": [{"entity": "k"}]}, "context", id="reach-shape"),
+        pytest.param({"agent": "no such id!"}, "agent", id="bad-id"),
+    ],
+)
+def test_an_edit_that_would_not_load_is_refused_and_nothing_is_written(
+    write_brain: WriteBrain, changes: dict[str, object], reason: str
+) -> None:
+    root = write_brain(FILES)
+    before = (root / HEARTBEAT).read_bytes()
+    with pytest.raises(Refused, match=rf"would not load.*{HEARTBEAT}:\d+: .*{reason}"):
+        _edit(root, **changes)
+    assert (root / HEARTBEAT).read_bytes() == before
+
+
+def test_a_refused_edit_leaves_no_temporary_file(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused):
+        _edit(root, schedule="never")
+    assert not [p for p in (root / "features/news").iterdir() if p.name.startswith(".")]
+
+
+def test_an_unknown_entity_is_refused_with_a_suggestion(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match="no heartbeat 'daly' in this brain — did you mean 'daily'"):
+        edit_entity(load_brain(root), "heartbeat", "daly", {"agent": "x"}, author="a", message="m")
+    with pytest.raises(Refused, match=re.escape("no heartbeat '../../x'")):
+        edit_entity(
+            load_brain(root), "heartbeat", "../../x", {"agent": "x"}, author="a", message="m"
+        )
+
+
+def test_a_broken_file_can_be_fixed_by_an_edit(write_brain: WriteBrain) -> None:
+    broken = {**FILES, HEARTBEAT: "---\nschedule: nope\nagent: news\n---\nWrite.\n"}
+    root = write_brain(broken)
+    assert load_brain(root).entity("heartbeat", "daily") is None
+    _edit(root, schedule="0 9 * * *")
+    assert load_brain(root).entity("heartbeat", "daily") is not None
+
+
+def test_a_file_linked_out_of_the_brain_is_never_written(
+    write_brain: WriteBrain, tmp_path: Path
+) -> None:
+    root = write_brain(FILES)
+    outside = tmp_path / "outside.md"
+    outside.write_text(str(FILES[HEARTBEAT]))
+    brain = load_brain(root)  # loaded while the file is still the brain's own
+    (root / HEARTBEAT).unlink()
+    os.symlink(outside, root / HEARTBEAT)
+    with pytest.raises(Refused, match="symbolic link"):
+        edit_entity(brain, "heartbeat", "daily", {"agent": "other"}, author="a", message="m")
+    assert outside.read_text() == FILES[HEARTBEAT]
+
+
+def test_a_folder_linked_out_of_the_brain_is_never_written(
+    write_brain: WriteBrain, tmp_path: Path
+) -> None:
+    root = write_brain(FILES)
+    brain = load_brain(root)
+    elsewhere = tmp_path / "elsewhere"
+    (root / "features/news").rename(elsewhere)
+    os.symlink(elsewhere, root / "features/news")
+    with pytest.raises(Refused, match="out of the brain"):
+        edit_entity(brain, "heartbeat", "daily", {"agent": "other"}, author="a", message="m")
+    assert "agent: news" in (elsewhere / "daily.heartbeat.md").read_text()
+
+
+def _git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=Tester", "-c", "user.email=t@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return done.stdout
+
+
+def test_a_git_brain_commits_the_file_as_the_role(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_brain(FILES)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "start")
+    (root / "features/news/topic.context.md").write_text("---\nwhen: [run]\n---\nSeas.\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", os.devnull)
+    said = edit_entity(
+        load_brain(root),
+        "heartbeat",
+        "daily",
+        {"agent": "other"},
+        author="news",
+        message='heartbeat_update({"id": "daily", "agent": "other"})',
+    )
+    assert said.git == "committed"
+    log = _git(root, "log", "-1", "--format=%an|%s", "--name-only")
+    assert log.splitlines()[0] == 'news|heartbeat_update({"id": "daily", "agent": "other"})'
+    assert log.split()[-1] == HEARTBEAT
+    # Only the edited file is committed: another change in the brain stays uncommitted.
+    assert "topic.context.md" in _git(root, "status", "--porcelain")
+
+
+# -- access.yaml -----------------------------------------------------------------------------
+
+
+def _access(root: Path, change: AccessChange) -> str:
+    return edit_access(load_brain(root), change, author="news", message="m").path
+
+
+def test_access_narrowing_is_not_widening(write_brain: WriteBrain) -> None:
+    brain = load_brain(write_brain(FILES))
+    assert widening(brain, AccessChange(bot="nova", chat="tg:chat:1", title="One")) is None
+    assert widening(brain, AccessChange(bot="nova", chat="tg:chat:1", unbind=("client",))) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        pytest.param(
+            AccessChange(bot="nova", chat="tg:chat:1", bind={"topic": None}), "binding", id="bind"
+        ),
+        pytest.param(AccessChange(bot="nova", chat="tg:chat:2", title="New"), "new rule", id="new"),
+        pytest.param(
+            AccessChange(bot="nova", chat="tg:chat:1", role="other"), "named by no rule", id="role"
+        ),
+    ],
+)
+def test_a_widening_is_named(write_brain: WriteBrain, change: AccessChange, why: str) -> None:
+    reason = widening(load_brain(write_brain(FILES)), change)
+    assert reason is not None
+    assert why in reason
+
+
+def test_access_edits_keep_comments_and_load(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    _access(root, AccessChange(bot="nova", chat="tg:chat:1", title="One", unbind=("client",)))
+    text = (root / ACCESS).read_text()
+    assert "# the first client" in text
+    (rule,) = load_brain(root).access.group_rules("tg:chat:1")
+    assert (rule.title, dict(rule.contexts)) == ("One", {})
+    _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind={"client": "c2"}))
+    (rule,) = load_brain(root).access.group_rules("tg:chat:1")
+    assert dict(rule.contexts) == {"client": "c2"}
+
+
+def test_an_access_edit_that_would_not_load_is_refused(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    before = (root / ACCESS).read_bytes()
+    with pytest.raises(Refused, match=rf"would not load.*{ACCESS}:\d+: "):
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", title="a\x00b"))
+    assert (root / ACCESS).read_bytes() == before
+
+
+def test_an_edit_from_a_pinned_snapshot_goes_to_the_live_brain(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    pinned = root / ".keel" / "commits" / "tree-abc"
+    shutil.copytree(root / "features", pinned / "features")
+    shutil.copytree(root / "constitution", pinned / "constitution")
+    brain = live_brain(load_brain(pinned))
+    assert brain.root == root.resolve()
+    edit_entity(brain, "heartbeat", "daily", {"agent": "other"}, author="a", message="m")
+    assert "agent: other" in (root / HEARTBEAT).read_text()
+    assert "agent: news" in (pinned / HEARTBEAT).read_text()
+    elsewhere = load_brain(root)
+    assert live_brain(elsewhere) is elsewhere
+
+
+@pytest.mark.parametrize(
+    ("bind", "reason"),
+    [
+        pytest.param(
+            {"clinet": "c1"}, "no context 'clinet' in this brain — did you mean", id="name"
+        ),
+        pytest.param({"client": None}, "'client' is keyed by client id", id="no-key"),
+        pytest.param({"topic": "t1"}, "'topic' names no entity", id="extra-key"),
+    ],
+)
+def test_a_binding_no_turn_could_use_is_refused(
+    write_brain: WriteBrain, bind: dict[str, str | None], reason: str
+) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match=re.escape(reason)):
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind=bind))
+    assert (root / ACCESS).read_text() == FILES[ACCESS]

@@ -1,0 +1,75 @@
+"""A run's agent editing its brain: a `heartbeat_update` of `reach` is what the next run
+carries; an `access_widen` waits on a card, and access.yaml is unchanged until a person
+approves it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.runs.brains import ROLE, RUNS_BRAIN
+from tests.runs.conftest import Runs, launched_on, write_files
+
+ACCESS = "bots:\n  nova:\n    chats:\n      'tg:chat:board':\n        role: keeper\n"
+FILES = {
+    **RUNS_BRAIN,
+    # The runtime here follows the brain by stat probes (no watcher): probe at every run, so
+    # the next run's pin is taken from the files as they are now.
+    "constitution/MANIFEST.yaml": "contexts:\n  codeTimeoutMs: 5000\ncontentProbe: {context: 0}\n",
+    "constitution/access.yaml": ACCESS,
+    "features/keep/keeper.agent.md": ROLE.format(
+        description="Tends the brain.",
+        extra="",
+        persona="You tend the brain.",
+    ).replace("message:send]", "message:send, brain:edit, access:widen]"),
+    "features/keep/tend.heartbeat.md": (
+        '---\ndescription: Tend.\nschedule: "0 7 * * *"\nagent: keeper\nreach: [notice]\n'
+        "bot: nova\nchat: tg:chat:board\n---\nTend the brain.\n"
+    ),
+}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Runs]:
+    folder = tmp_path_factory.mktemp("selfedit")
+    yield from launched_on(request.param, write_files(folder / "brain", FILES), folder)
+
+
+def run(runs: Runs, name: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = [{"tool_calls": calls}] if calls else []
+    model = runs.script(name, [*steps, {"text": "Done."}])
+    record: dict[str, Any] = runs.json("run", "heartbeat:tend", "--model", model)
+    return record
+
+
+def test_a_heartbeat_update_of_reach_is_the_next_runs_reach(runs: Runs) -> None:
+    update = {"name": "heartbeat_update", "arguments": {"id": "tend", "reach": ["topic"]}}
+    first = run(runs, "update-reach", [update])
+    assert first["status"] == "done"
+    assert first["reach"] == [{"context": "notice", "entity": None}]
+    # The live brain was edited, not the snapshot the run was pinned to.
+    assert "reach:\n  - topic\n" in (runs.brain / "features/keep/tend.heartbeat.md").read_text()
+    second = run(runs, "after-update", [])
+    assert second["reach"] == [{"context": "topic", "entity": None}]
+
+
+def test_an_access_widen_waits_for_a_card_and_writes_nothing_meanwhile(runs: Runs) -> None:
+    widen = {
+        "name": "access_widen",
+        "arguments": {"bot": "nova", "chat": "tg:chat:board", "bind": {"rating": "f1"}},
+    }
+    record = run(runs, "widen", [widen])
+    assert record["status"] == "waiting"
+    [card] = record["cards"]
+    assert (card["tool"], card["risk"], card["status"]) == ("access_widen", "dangerous", "pending")
+    assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS
