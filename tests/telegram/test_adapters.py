@@ -98,3 +98,23 @@ def test_an_answer_recorded_before_a_crash_is_delivered_once_on_restart(
 
             asyncio.run(restart())
     assert [s["text"] for s in double.sent()] == ["Sorry, on its way."]
+
+
+class Failing:
+    """A model whose provider is down."""
+
+    def complete(self, *_: object) -> ModelStep:
+        raise ConnectionError("the provider is unreachable")
+
+
+def test_a_model_that_fails_costs_only_its_message(brain: Path, database_url: str) -> None:
+    with Engine(brain, database_url, watch=False) as engine:
+        first = read_update(Update.model_validate(message(1, "my order is late")))
+        second = read_update(Update.model_validate(message(2, "and the refund?")))
+        assert isinstance(first, Incoming)
+        assert isinstance(second, Incoming)
+        failed = handle(engine, Failing(), first, bot="desk", now=datetime.now(UTC))
+        assert failed.skipped is not None
+        assert "ConnectionError: the provider is unreachable" in failed.skipped
+        done = handle(engine, Answers("On its way."), second, bot="desk", now=datetime.now(UTC))
+        assert done.answered

@@ -149,6 +149,9 @@ def handle(
             "update %s in %s not answered: %s", incoming.update_id, shown(incoming.chat), exc
         )
         return Handled(skipped=str(exc))
+    except Exception as exc:  # the provider failed (or a bug): this message only, not the bot
+        log.exception("update %s in %s: the model failed", incoming.update_id, incoming.chat)
+        return Handled(skipped=f"not answered: the model failed ({type(exc).__name__}: {exc})")
     return Handled(turn=outcome.prepared.turn, answered=bool(outcome.reply))
 
 
