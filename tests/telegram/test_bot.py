@@ -238,6 +238,20 @@ def test_without_a_token_it_says_where_to_put_one(
     assert here.exists()
 
 
+@pytest.mark.usefixtures("here")
+def test_a_bot_access_yaml_does_not_name_is_refused_before_connecting(
+    double: BotAPIDouble,
+) -> None:
+    result = runner.invoke(
+        app, ["telegram", "brain", "--bot", "deks", "--api-url", double.url, "--until-idle"]
+    )
+    assert result.exit_code == 2
+    assert "no bot 'deks' in constitution/access.yaml — did you mean 'desk'?" in " ".join(
+        result.output.split()
+    )
+    assert double.sent("getUpdates") == []
+
+
 def test_a_server_error_is_retried_and_a_long_answer_goes_in_parts(
     here: Path, double: BotAPIDouble
 ) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from keel.brain.problems import did_you_mean
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
 from keel.cli.root import app, console, emit_json, guard
 from keel.errors import UsageError
@@ -101,6 +102,7 @@ def telegram(
                 console().print(f"{bot}: webhook set to {webhook}")
             return
         with open_engine(brain, db) as engine, _logging():
+            _known_bot(engine, bot)
             chosen = parse_model(model) if model else default_model(_declared(engine))
             client_model = build_model(chosen)
             tally = asyncio.run(_run(engine, client_model, token, bot, api_url, until_idle))
@@ -194,3 +196,15 @@ def _client(token: str, api_url: str | None) -> Bot:
             "that is not a Telegram bot token (it looks like 123456:ABC...) — "
             "copy it again from BotFather"
         ) from None
+
+
+def _known_bot(engine: Engine, bot: str) -> None:
+    """Refuse a bot access.yaml gives no rule, before connecting: it could answer no one."""
+    access = engine.brain.access
+    bots = sorted({rule.bot for rule in access.rules})
+    if bot not in bots and access.broken is None:
+        where = access.path or "constitution/access.yaml"
+        raise UsageError(
+            f"no bot '{bot}' in {where}{did_you_mean(bot, bots)} — run one of its bots "
+            f"({', '.join(bots) or 'none yet'}), or give '{bot}' rules there first"
+        )
