@@ -157,9 +157,10 @@ def test_the_dashboard_shows_a_turn_as_the_ledger_holds_it_and_approves_a_card(
     shot(page, "runs")
     approve = page.locator('tr[data-card="card-1"] button.approve')
     approve.focus()
-    with page.expect_navigation(url="**/runs"):
+    with page.expect_navigation(url="**/runs?decided=card-1*"):
         page.keyboard.press("Enter")
     assert page.locator('tr[data-card="card-1"]').count() == 0
+    assert "Card card-1 approved by dashboard" in page.locator("#notice").inner_text()
     assert live.runs.run("run-1") is not None
     decided = live.runs.run("run-1")
     assert decided is not None
@@ -174,3 +175,30 @@ def test_the_dashboard_shows_a_turn_as_the_ledger_holds_it_and_approves_a_card(
     page.goto(live.base + "/doctor")
     shot(page, "doctor")
     assert re.search(r"context\.stubbed", page.content())
+
+
+def test_a_card_reads_and_decides_at_phone_width(live: Live, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(live.base + "/runs")
+    card = page.locator('tr[data-card="card-1"]')
+    summary = card.get_by_text("Refund EUR 149.00 to Maria for T-481?")
+    for part in (summary, card.locator("button.approve"), card.locator("button.deny")):
+        box = part.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390, "on screen, not past its right edge"
+        assert box["height"] >= 20
+    deny = card.locator("button.deny")
+    box = deny.bounding_box()
+    assert box is not None
+    middle = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    hit = page.evaluate("([x, y]) => document.elementFromPoint(x, y).className", middle)
+    assert hit == "deny", "a tap on Deny lands on Deny"
+    shot(page, "runs-phone")
+    page.once("dialog", lambda dialog: dialog.accept())
+    with page.expect_navigation(url="**/runs?decided=card-1*"):
+        deny.click()
+    notice = page.locator("#notice")
+    assert notice.inner_text().startswith("Card card-1 denied by dashboard")
+    assert page.locator('tr[data-card="card-1"]').count() == 0
+    shot(page, "runs-phone-decided")

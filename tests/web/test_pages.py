@@ -113,9 +113,13 @@ def test_a_card_is_approved_from_the_runs_page(served: Served) -> None:
         follow_redirects=False,
     )
     assert decided.status_code == 303
-    assert decided.headers["location"] == "/runs/run-1"
+    assert decided.headers["location"] == "/runs/run-1?decided=card-1&run=run-1"
     assert served.runs.cards() == []
     assert "approved" in html(served, "/runs/run-1")
+    said = html(served, decided.headers["location"])
+    assert "Card card-1 approved by dashboard: run run-1 has its answer, and it goes on." in said
+    # The address names a card; what the banner says is read from the card as recorded.
+    assert 'id="notice"' not in html(served, "/runs?decided=card-9&run=run-1")
     again = served.client.post("/runs/cards/card-1", data={"decision": "deny"}, headers=host)
     assert again.status_code == 409
     assert "approved already" in again.text
@@ -163,7 +167,10 @@ def test_the_system_page_shows_recent_runs_and_the_cards_waiting_to_be_decided(
         headers=host,
         follow_redirects=False,
     )
-    assert (decided.status_code, decided.headers["location"]) == (303, "/")
+    assert (decided.status_code, decided.headers["location"]) == (
+        303,
+        "/?decided=card-1&run=run-1",
+    )
     assert 'data-card="card-1"' not in html(served, "/")
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlencode
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request
@@ -69,6 +69,7 @@ def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLR
         "token": svc.token is not None,
         "seeded": svc.seeded,
         "status": status,
+        "notice": decided_notice(request, svc),
         **values,
     }
     return templates.TemplateResponse(request, name, context, status_code=status)
@@ -231,7 +232,24 @@ async def decide_card(request: Request, card: str) -> Response:
         return page(request, "missing.html", 409, what=str(exc))
     if decided is None:
         return page(request, "missing.html", 404, what=f"no approval card {card!r}")
-    return RedirectResponse(back, status_code=303)
+    # Back where the person was, with word of what they decided (`page` shows it).
+    told = urlencode({"decided": decided.id, "run": decided.run_id or ""})
+    return RedirectResponse(f"{back}{'&' if '?' in back else '?'}{told}", status_code=303)
+
+
+def decided_notice(request: Request, svc: Service) -> str | None:
+    """What the decision just made says, on the page the person came back to: read from
+    the card as recorded, never from the address (which anyone can write)."""
+    card_id, run_id = request.query_params.get("decided"), request.query_params.get("run")
+    if not card_id or not run_id or svc.runs.unavailable() is not None:
+        return None
+    found = svc.runs.run(run_id)
+    card = next((c for c in found.cards if c.id == card_id), None) if found else None
+    if card is None or card.status == "pending":
+        return None
+    who = f" by {card.decided_by}" if card.decided_by else ""
+    goes_on = "it goes on" if card.status == "approved" else "what it asked is not done"
+    return f"Card {card.id} {card.status}{who}: run {run_id} has its answer, and {goes_on}."
 
 
 @router.get("/doctor", dependencies=[Guarded])
