@@ -144,7 +144,7 @@ def test_explain_a_recorded_turn_or_the_turn_the_flags_describe(keel: Keel) -> N
     assert rows[("ticket", "T-483")]["knob"] == "contexts.maxActive"
     assert rows[("policy", None)]["reason"] == "offered in the catalog, not opened"
     assert set(rows[("policy", None)]) == {
-        "context", "feature", "status", "entity", "link", "chars", "knob", "reason",
+        "context", "feature", "status", "entity", "link", "kept", "chars", "knob", "reason",
     }  # fmt: skip
     dry = keel.json("explain", "--bot", "nova", "--chat", ACME, "--open", "client=globex")
     assert (dry["id"], dry["dry_run"], dry["turn"]) == (None, True, 1)

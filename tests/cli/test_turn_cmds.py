@@ -68,9 +68,12 @@ def test_turn_json_has_exactly_its_keys(keel: Keel) -> None:
     assert data["turn"] == 1
     assert data["role"] == "support"
     assert [set(a) for a in data["attached"]] == [
-        {"context", "feature", "entity", "link", "chars"}
+        {"context", "feature", "entity", "link", "kept", "chars"}
     ] * 4
-    assert [set(s) for s in data["stubbed"]] == [{"context", "entity", "link", "knob", "text"}]
+    assert [a["kept"] for a in data["attached"]] == [None] * 4  # each made this turn
+    assert [set(s) for s in data["stubbed"]] == [
+        {"context", "entity", "link", "kept", "knob", "text"}
+    ]
     assert [set(r) for r in data["refused"]] == [{"context", "entity", "link", "reason"}]
     assert [set(c) for c in data["catalog"]] == [{"context", "description"}] * 3
     assert [set(b) for b in data["blocks"]] == [{"context", "entity", "text"}] * 4

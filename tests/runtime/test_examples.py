@@ -147,9 +147,9 @@ def test_a_reply_to_the_film_post_carries_its_rating_for_keep_turns(keel: Keel) 
     assert reply.pairs == [("rating", INCEPTION, "reply")]
     assert reply.column("rating", "coach_film") == [INCEPTION]
     # keep is 3: the three turns after the reply still carry it, the fourth does not.
-    for _ in range(3):
+    for _ in range(3):  # carried as the reply link it was, and shown as kept
         follow = keel.turn(*OWNER_DM, "--input", "and tomorrow?")
-        assert follow.pairs == [("rating", INCEPTION, "reply")]
+        assert follow.pairs == [("rating", INCEPTION, "kept")]
         assert follow.column("rating", "coach_film") == [INCEPTION]
     assert keel.turn(*OWNER_DM, "--input", "thanks").pairs == []
 
@@ -163,8 +163,9 @@ def test_a_second_reply_to_the_coach_restarts_the_count(keel: Keel) -> None:
     both = [("rating", AMELIE, "reply"), ("rating", INCEPTION, "reply")]
     assert sorted(second.pairs) == both
     # Without the restart, Inception's link would end one turn after this reply.
+    kept = [("rating", AMELIE, "kept"), ("rating", INCEPTION, "kept")]
     for _ in range(3):
-        assert sorted(keel.turn(*OWNER_DM).pairs) == both
+        assert sorted(keel.turn(*OWNER_DM).pairs) == kept
     assert keel.turn(*OWNER_DM).pairs == []
 
 
