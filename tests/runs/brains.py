@@ -9,6 +9,8 @@
   reach to the event's ticket;
 - `guard/guarded` and `guard/hasty` (heartbeats): their roles need a person's approval to
   send a message, the first for an hour, the second for a second;
+- `guard/announce` (scenario, role `guarded`): a pipeline that sends one line itself, which
+  the role's approvals hold like any send;
 - `outreach/first-touch` (scenario): a pipeline that asks an agent for a draft, asks for
   approval, sends it keyed and binds the prospect's chat; `outreach/blurt` sends unkeyed,
   which its reach refuses.
@@ -105,6 +107,21 @@ hook = define_gate(gate)
         '---\ndescription: A hasty notice.\nschedule: "0 9 * * *"\nagent: hasty\n'
         "bot: nova\nchat: tg:chat:board\n---\nPost the notice.\n"
     ),
+    "features/guard/announce.scenario.md": (
+        "---\ndescription: Announces the lift.\nagent: guarded\nbot: nova\n"
+        "chat: tg:chat:board\n---\nAnnounce it.\n"
+    ),
+    "features/guard/announce.pipeline.py": """
+from keel.code import define_pipeline
+
+
+async def run(ctx, vars):
+    await ctx.send(text="The lift is back.")
+    return {"sent": True}
+
+
+pipeline = define_pipeline(run)
+""",
     "features/outreach/sdr.agent.md": ROLE.format(
         description="Writes to prospects.", extra="", persona="You write to prospects."
     ),

@@ -25,8 +25,12 @@ def posted(runs: Runs, run_id: str) -> list[str]:
     return [m["text"] for m in runs.json("runs", "show", run_id)["messages"]]
 
 
-def waiting_run(runs: Runs, name: str, heartbeat: str = "guarded") -> dict[str, Any]:
-    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": "Done."}])
+def waiting_run(
+    runs: Runs, name: str, heartbeat: str = "guarded", closing: str = "Done."
+) -> dict[str, Any]:
+    """A run waiting on the card of its notice; `closing`, its last word (sent, under the
+    policy, only when the agent sent nothing itself; empty: none)."""
+    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": closing}])
     record: dict[str, Any] = runs.json("run", f"heartbeat:{heartbeat}", "--model", model)
     assert record["status"] == "waiting"
     return record
@@ -63,7 +67,7 @@ def test_a_call_that_needs_approval_waits_on_a_card_and_a_yes_reply_lets_it_run(
 
 
 def test_a_no_replied_with_keel_turn_decides_the_card_and_finishes_the_run(runs: Runs) -> None:
-    record = waiting_run(runs, "turn-no")
+    record = waiting_run(runs, "turn-no", closing="")
     [card] = record["cards"]
     flags = (
         "--bot",
@@ -89,11 +93,13 @@ def test_keel_approve_no_denies_the_call_and_the_agent_is_told(runs: Runs) -> No
     record = waiting_run(runs, "deny")
     card = record["cards"][0]["id"]
     result = runs.json("approve", card, "--no", "--by", "ana", "--note", "not today")
-    assert result["status"] == "done"
     assert result["cards"][0]["status"] == "denied"
     assert (result["cards"][0]["decided_by"], result["cards"][0]["note"]) == ("ana", "not today")
-    # The notice was never posted; the agent's closing line was, as it sent nothing itself.
-    assert posted(runs, record["id"])[1:] == ["Done."]
+    # The notice was never posted; the agent's closing line, as it sent nothing itself, is
+    # a send of the run's too: the role's policy holds it on a card of its own.
+    assert result["status"] == "waiting"
+    assert [c["tool"] for c in result["cards"]] == ["send_message", "answer"]
+    assert "The lift is out today." not in posted(runs, record["id"])
     with runs.engine.store.transaction() as tx:
         steps = tx.steps(record["id"])
     request = [s for s in steps if s.name == "request"][-1]
@@ -104,10 +110,16 @@ def test_keel_approve_no_denies_the_call_and_the_agent_is_told(runs: Runs) -> No
 
 def test_a_card_nobody_answers_times_out_and_denies(runs: Runs) -> None:
     record = waiting_run(runs, "timeout", heartbeat="hasty")
-    assert wait(runs.runtime, record["id"], waiting_done=True, timeout_s=30) == "done"
+    # It waits on the call's card, then on its closing line's: each times out.
+    first = wait(runs.runtime, record["id"], waiting_done=True, timeout_s=30)
+    if first == "waiting":
+        first = wait(runs.runtime, record["id"], waiting_done=True, timeout_s=30)
+    assert first == "done"
     after = runs.json("runs", "show", record["id"])
-    assert after["cards"][0]["status"] == "timed-out"
-    assert posted(runs, record["id"])[1:] == ["Done."]
+    # The call's card timed out, and so did its closing line's: nothing was sent.
+    assert [c["status"] for c in after["cards"]] == ["timed-out", "timed-out"]
+    assert [s["name"] for s in after["steps"]][-2:] == ["unsent", "finish"]
+    assert len(posted(runs, record["id"])) == 2  # the two cards
 
 
 def test_an_unknown_card_and_a_missing_verdict_are_usage_errors(runs: Runs) -> None:

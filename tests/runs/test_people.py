@@ -43,7 +43,8 @@ def runs(
 
 
 def waiting_run(runs: Runs, name: str) -> dict[str, Any]:
-    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": "Done."}])
+    # No closing line: denied, the agent says nothing more (a line would wait on a card).
+    model = runs.script(name, [{"tool_calls": [NOTICE]}, {"text": ""}])
     record: dict[str, Any] = runs.json("run", "heartbeat:guarded", "--model", model)
     assert record["status"] == "waiting"
     return record

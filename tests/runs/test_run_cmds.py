@@ -103,11 +103,11 @@ def test_a_record_prints_each_step_on_one_line_and_a_long_reason_once(runs: Runs
 
 def test_a_waiting_record_prints_its_card_once_and_the_command_whole(runs: Runs) -> None:
     send = {"name": "send_message", "arguments": {"text": NOTICE}}
-    model = runs.script("asks", [{"tool_calls": [send]}, {"text": "Done."}])
+    model = runs.script("asks", [{"tool_calls": [send]}, {"text": ""}])
     out = printed(runs, "run", "heartbeat:guarded", "--model", model)
     record = runs.json("runs", "show", run_id(out))
     card = record["cards"][0]["id"]
-    tail = 'east door. "})? Reply yes or no.'  # the card's text ends so; its step is cut
+    tail = "east door. Reply yes or no."  # the card's text ends so; its step is cut
     assert " ".join(out.split()).count(tail) == 1
     command = f"keel approve {runs.brain} --db {shlex.quote(runs.db)} {card} --yes"
     assert command in [line.strip() for line in out.splitlines()]

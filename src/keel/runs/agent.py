@@ -24,7 +24,7 @@ from keel.assemble.values import Assembly, ModelStep, ToolCall, ToolResult
 from keel.brain.specs import ReachEntry
 from keel.errors import KeelError, Refused
 from keel.link.values import Conversation, TurnRequest
-from keel.runs.approvals import approvals
+from keel.runs.approvals import approvals, held_send
 from keel.runs.codec import (
     assembly_json,
     assembly_of,
@@ -49,7 +49,7 @@ from keel.runs.journal import (
 )
 from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
-from keel.store.run_values import StepRow, UsageRow
+from keel.store.run_values import StepRow, StepStatus, UsageRow
 from keel.store.store import Store
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_MESSAGE, message_id_for
@@ -85,7 +85,7 @@ def agent_turn(
         engine.tools,
         code=engine.code,
         steps=steps,
-        approve=approvals(context, engine.tools),
+        approve=approvals(context, engine.tools, request),
     )
 
 
@@ -224,22 +224,22 @@ class RunSteps:
 
         def body() -> Any:
             found = None if context.fresh else recorded(store, context.run_id, seq)
-            if found is not None and found.status == "done":
+            if found is not None and found.status in ("done", "failed"):
                 return found.output
             if found is not None:  # its effect committed; its answer did not
                 return result_json(ToolResult(call_id=call.id, name=call.name, content=LOST))
             started = now()
 
-            def row(status: str, output: Any = None) -> StepRow:
+            def row(status: StepStatus, output: Any = None, detail: str = call.name) -> StepRow:
                 return StepRow(
                     run_id=context.run_id,
                     seq=seq,
                     name="tool",
-                    status="done" if status == "done" else "running",
+                    status=status,
                     started_at=started,
-                    finished_at=now() if status == "done" else None,
+                    finished_at=None if status == "running" else now(),
                     turn_id=prepared.id,
-                    detail=call.name,
+                    detail=detail,
                     output=output,
                 )
 
@@ -250,7 +250,10 @@ class RunSteps:
                 taken = recorded(store, context.run_id, seq)
                 return taken.output if taken is not None else None
             output = result_json(result)
-            write_step(store, row("done", output))
+            if result.is_error:  # refused: a failed step, even after a person approved it
+                write_step(store, row("failed", output, _refused_detail(call, result)))
+            else:
+                write_step(store, row("done", output))
             return output
 
         result = result_of(durable("tool", body))
@@ -266,7 +269,41 @@ class RunSteps:
     ) -> None:
         if not self._send_answer or self._sent:
             return
-        send(self._context, text, turn_id=prepared.id, reach=self._reach)
+        context = self._context
+        try:
+            verdict = held_send(
+                context,
+                text,
+                tool="answer",
+                conversation=context.planned.conversation,
+                reach=self._reach,
+            )
+        except Refused as exc:
+            raise RunFailed(str(exc), refused=True) from exc
+        if verdict is not None and not verdict.approved:
+            unsent(context, text, verdict.said, turn_id=prepared.id)
+            return
+        send(context, text, turn_id=prepared.id, reach=self._reach)
+
+
+def _refused_detail(call: ToolCall, result: ToolResult) -> str:
+    """A refused call's step detail: why, and for a send, what was not sent."""
+    detail = f"{call.name} {result.content}"
+    text = call.arguments.get("text") if call.name == SEND_MESSAGE.name else None
+    if isinstance(text, str):
+        detail += f" — not sent: {text}"
+    return detail
+
+
+def unsent(context: RunContext, text: str, said: str, *, turn_id: int | None = None) -> None:
+    """Record, as a durable step, a send its card did not let out: what, and why."""
+    seq = context.next_seq()
+
+    def write(_tx: Tx, _: None) -> Done:
+        output = {"unsent": text, "said": said}
+        return Done(output=output, detail=f"not sent ({said}): {text}", turn_id=turn_id)
+
+    durable("unsent", lambda: once(context.store, context.run_id, seq, "unsent", nothing, write))
 
 
 def send(

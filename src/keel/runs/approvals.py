@@ -28,8 +28,9 @@ from typing import Any
 from keel.assemble.values import ToolCall
 from keel.brain.knobs import approval_required
 from keel.brain.people import approvals_chat
-from keel.brain.specs import RoleSpec
-from keel.link.values import Conversation, Origin
+from keel.brain.specs import ReachEntry, RoleSpec
+from keel.errors import Refused
+from keel.link.values import Conversation, Origin, TurnRequest
 from keel.runs.app import LEAVE
 from keel.runs.context import RunContext
 from keel.runs.journal import Done, durable, nothing, now, once
@@ -38,14 +39,20 @@ from keel.store import Tx
 from keel.store.run_values import CardRefusal, CardRow, CardStatus
 from keel.store.store import Store
 from keel.tools.registry import Registry, Tool
-from keel.tools.send import origin_of, record_send
+from keel.tools.send import origin_of, record_send, send_preview
+from keel.tools.send_message import PREVIEW_ID, SEND_CAPABILITY, SEND_MESSAGE
 
 # How much of a call's arguments a card shows.
 _SHOWN = 300
 
 
-def approvals(context: RunContext, tools: Registry) -> Approve:
-    """The approval hook of a run's turns: a call the policy holds waits for a card."""
+def approvals(context: RunContext, tools: Registry, request: TurnRequest) -> Approve:
+    """The approval hook of a run's turns: a call the policy holds waits for a card.
+
+    The call is checked first as it would be when it runs (its arguments, the role's
+    capability, and what its tool checks, such as a send's origin rules): a call that
+    would be refused is refused now, and nobody is asked to approve it.
+    """
 
     def approve(role: RoleSpec, call: ToolCall) -> Verdict | None:
         tool = tools.get(call.name)
@@ -53,14 +60,29 @@ def approvals(context: RunContext, tools: Registry) -> Approve:
             return None  # the registry refuses it with its reason
         if not approval_required(context.brain, role, tool.capability, tool.risk):
             return None
-        card = ask(context, tool, call)
+        try:
+            preview = tools.preview(context.brain, request, role, call)
+        except Refused as exc:
+            return Verdict(approved=False, said=str(exc))
+        card = ask(context, tool, call, preview=preview)
         return wait(context, card)
 
     return approve
 
 
-def ask(context: RunContext, tool: Tool, call: ToolCall) -> CardRow:
-    """Post and record a card for a tool call; the run is `waiting` (a durable step)."""
+def ask(context: RunContext, tool: Tool, call: ToolCall, *, preview: str | None = None) -> CardRow:
+    """Post and record a card for a tool call; the run is `waiting` (a durable step).
+    `preview`: what the call will do as its tool shows it, else its arguments are shown."""
+    if preview is not None:
+        return approval_card(
+            context,
+            f"Approve? {preview}\nReply yes or no.",
+            summary=preview,
+            tool=call.name,
+            arguments=call.arguments,
+            risk=tool.risk,
+            capability=tool.capability,
+        )
     shown = json.dumps(dict(call.arguments), ensure_ascii=False)
     if len(shown) > _SHOWN:
         shown = shown[:_SHOWN] + "…"
@@ -74,6 +96,59 @@ def ask(context: RunContext, tool: Tool, call: ToolCall) -> CardRow:
         risk=tool.risk,
         capability=tool.capability,
     )
+
+
+def held_send(
+    context: RunContext,
+    text: str,
+    *,
+    tool: str,
+    conversation: Conversation,
+    about_entity: str | None = None,
+    about_context: str | None = None,
+    reach: tuple[ReachEntry, ...] | None = None,
+) -> Verdict | None:
+    """A run's own send (its final answer, a pipeline's `send`) under `message:send`'s
+    policy, as a `send_message` call is: None when the policy lets it go; else the verdict
+    of a card showing the message as it will be sent. The origin rules are checked before
+    the card is posted: `Refused` when the send would be refused (no card is asked)."""
+    plan = context.planned
+    if not approval_required(context.brain, plan.role, SEND_CAPABILITY, SEND_MESSAGE.risk):
+        return None
+    origin_of(
+        context.brain,
+        conversation=conversation,
+        message_id=PREVIEW_ID,
+        sent_at=now(),
+        run=plan.ref,
+        reach=plan.reach if reach is None else reach,
+        about_entity=about_entity,
+        about_context=about_context,
+    )
+    preview = send_preview(
+        conversation,
+        text,
+        about_entity=about_entity,
+        about_context=about_context,
+        risk=SEND_MESSAGE.risk,
+    )
+    about = {"entity": about_entity, "context": about_context}
+    arguments: dict[str, Any] = {"text": text, "chat": conversation.chat}
+    if conversation.thread:
+        arguments["thread"] = conversation.thread
+    if about_entity is not None or about_context is not None:
+        arguments["about"] = {k: v for k, v in about.items() if v is not None}
+    card = approval_card(
+        context,
+        f"Approve? {preview}\nReply yes or no.",
+        conversation=conversation,
+        summary=preview,
+        tool=tool,
+        arguments=arguments,
+        risk=SEND_MESSAGE.risk,
+        capability=SEND_CAPABILITY,
+    )
+    return wait(context, card)
 
 
 def approval_card(

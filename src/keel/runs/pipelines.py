@@ -31,8 +31,8 @@ from keel.code.pipelines import PipelineCall
 from keel.errors import KeelError, Refused, UsageError
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, TurnRequest
-from keel.runs.agent import RunFailed, agent_turn, send
-from keel.runs.approvals import approval_card, wait
+from keel.runs.agent import RunFailed, agent_turn, send, unsent
+from keel.runs.approvals import approval_card, held_send, wait
 from keel.runs.context import RunContext
 from keel.runs.journal import Done, durable, nothing, once
 from keel.store import Tx
@@ -186,10 +186,22 @@ def _send(context: RunContext, args: Mapping[str, Any]) -> Any:
     about = args.get("about") or {}
     if not isinstance(about, dict):
         raise UsageError("send's about is {entity} or {context}")
+    place = _place(context, args)
+    verdict = held_send(
+        context,
+        text,
+        tool="send",
+        conversation=place,
+        about_entity=about.get("entity"),
+        about_context=about.get("context"),
+    )
+    if verdict is not None and not verdict.approved:
+        unsent(context, text, verdict.said)
+        raise Refused(f"not sent: {verdict.said}")
     message = send(
         context,
         text,
-        conversation=_place(context, args),
+        conversation=place,
         about_entity=about.get("entity"),
         about_context=about.get("context"),
     )

@@ -234,16 +234,21 @@ def wait(
 ) -> RunStatus | None:
     """Follow a run until it is done, failed or waiting; its status then (None: the run
     never recorded a start, or `timeout_s` passed first). `waiting_done`: the run waits for
-    a card just decided, so its `waiting` does not count until it has read the decision."""
+    a card just decided, so its `waiting` does not count until it has read the decision —
+    or asked a new card (its `running` between the two may pass unseen)."""
     from dbos import DBOS
 
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     store = runtime.engine.store
     past_waiting = not waiting_done
+    with store.transaction() as tx:
+        asked = len(tx.cards(run_id=run_id))
     while True:
         seen = runtime.changes
         with store.transaction() as tx:
             row = tx.run(run_id)
+            if not past_waiting and len(tx.cards(run_id=run_id)) > asked:
+                past_waiting = True
         if row is not None and row.status != "waiting":
             past_waiting = True
         if row is not None and row.status in SETTLED and past_waiting:

@@ -46,6 +46,10 @@ class ToolContext:
 # A tool's function: the validated arguments in, the text the model reads out; `Refused`
 # (or any `KeelError`) is the model's error result.
 Run = Callable[[ToolContext, Mapping[str, Any]], str]
+# A tool's preview: what a call would do, as a person approving it reads it, checked as the
+# call itself would be at execution (`Refused` when it would be refused) — before a card
+# is posted, so a call that cannot run never asks anyone.
+Preview = Callable[[Brain, TurnRequest, Mapping[str, Any]], str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +57,7 @@ class Tool(ToolSpec):
     """One agent tool: its spec (as assembly shows it) and the function that runs it."""
 
     run: Run
+    preview: Preview | None = None
 
 
 class Registry:
@@ -109,6 +114,15 @@ class Registry:
                 f"— call it as {usage(tool)}"
             )
         return tool, call.arguments
+
+    def preview(
+        self, brain: Brain, request: TurnRequest, role: RoleSpec, call: ToolCall
+    ) -> str | None:
+        """Check a call as `execute` would before it runs it, without running it; what it
+        would do as its tool previews it (None: the tool has no preview). `Refused` when
+        the call would be refused."""
+        tool, arguments = self.check(role, call)
+        return None if tool.preview is None else tool.preview(brain, request, arguments)
 
     def execute(
         self,

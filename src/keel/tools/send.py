@@ -124,3 +124,24 @@ def record_send(tx: Tx, origin: Origin, text: str, *, replay: bool = False) -> b
             message_id=origin.message_id,
         )
     return True
+
+
+def send_preview(
+    conversation: Conversation,
+    text: str,
+    *,
+    about_entity: str | None = None,
+    about_context: str | None = None,
+    risk: str = "",
+) -> str:
+    """A send as a person approving it reads it: where it goes, what it is about, its risk,
+    then the text exactly as it will be sent."""
+    where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
+    facts = [f"to {where}"]
+    if about_entity is not None:
+        facts.append(f"about entity {about_entity}")
+    elif about_context is not None:
+        facts.append(f"about context {about_context}")
+    if risk:
+        facts.append(f"risk {risk}")
+    return f"Send {', '.join(facts)}:\n{text}"

@@ -20,13 +20,18 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+from keel.brain.snapshot import Brain
+from keel.brain.specs import RiskClass
 from keel.errors import Refused
-from keel.link.values import Conversation
+from keel.link.values import Conversation, Origin, TurnRequest
 from keel.tools.context_open import STRING
 from keel.tools.registry import Tool, ToolContext
-from keel.tools.send import origin_of, record_send
+from keel.tools.send import origin_of, record_send, send_preview
 
 SEND_CAPABILITY = "message:send"
+RISK: RiskClass = "moderate"
+# The message id a preview checks with: the real one is named when the send runs.
+PREVIEW_ID = "preview"
 
 _NEXT_ID: ContextVar[str | None] = ContextVar("keel_send_message_id", default=None)
 
@@ -41,27 +46,22 @@ def message_id_for(message_id: str) -> Iterator[None]:
         _NEXT_ID.reset(token)
 
 
-def _where(ctx: ToolContext, args: Mapping[str, Any]) -> Conversation:
-    here = ctx.request.conversation
+def _where(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
+    here = request.conversation
     chat = args.get("chat") or here.chat
     thread = args.get("thread") if "thread" in args or chat != here.chat else here.thread
     return Conversation(bot=here.bot, chat=chat, thread=thread)
 
 
-def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message_id: str) -> Origin:
+    """The origin the call's message records; `Refused` when the send must not go out."""
     text: str = args["text"]
     if not text.strip():
         raise Refused("send_message needs some text to send")
     about: Mapping[str, Any] = args.get("about") or {}
-    conversation = _where(ctx, args)
-    message_id = _NEXT_ID.get() or uuid.uuid4().hex
-    where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
-    if ctx.tx.has_message(conversation, message_id):
-        return f"sent {message_id} to {where}"
-    request = ctx.request
-    origin = origin_of(
-        ctx.brain,
-        conversation=conversation,
+    return origin_of(
+        brain,
+        conversation=_where(request, args),
         message_id=message_id,
         sent_at=datetime.now(UTC),
         run=request.run,
@@ -70,8 +70,29 @@ def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         about_entity=about.get("entity"),
         about_context=about.get("context"),
     )
-    record_send(ctx.tx, origin, text)
+
+
+def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    conversation = _where(ctx.request, args)
+    message_id = _NEXT_ID.get() or uuid.uuid4().hex
+    where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
+    if ctx.tx.has_message(conversation, message_id):
+        return f"sent {message_id} to {where}"
+    record_send(ctx.tx, _origin(ctx.brain, ctx.request, args, message_id), args["text"])
     return f"sent {message_id} to {where}"
+
+
+def _preview(brain: Brain, request: TurnRequest, args: Mapping[str, Any]) -> str:
+    """The message as it will be sent, checked by the origin rules as the send will be."""
+    _origin(brain, request, args, PREVIEW_ID)
+    about: Mapping[str, Any] = args.get("about") or {}
+    return send_preview(
+        _where(request, args),
+        args["text"],
+        about_entity=about.get("entity"),
+        about_context=about.get("context"),
+        risk=RISK,
+    )
 
 
 SEND_MESSAGE = Tool(
@@ -95,6 +116,7 @@ SEND_MESSAGE = Tool(
         "required": ["text"],
     },
     capability=SEND_CAPABILITY,
-    risk="moderate",
+    risk=RISK,
     run=_send,
+    preview=_preview,
 )
