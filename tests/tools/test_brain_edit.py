@@ -187,13 +187,16 @@ def test_a_runs_access_widen_call_waits_for_a_card(
     brain = load_brain(write_brain(FILES))
     asked: list[str] = []
 
-    def ask(_context: object, _tool: Any, call: ToolCall) -> str:
+    def ask(_context: object, _tool: Any, call: ToolCall, **_: object) -> str:
         asked.append(call.name)
         return "card"
 
     monkeypatch.setattr(run_approvals, "ask", ask)
     monkeypatch.setattr(run_approvals, "wait", lambda _context, card: f"waited on {card}")
-    approve = run_approvals.approvals(cast(Any, SimpleNamespace(brain=brain)), TOOLS)
+    request = TurnRequest(
+        conversation=Conversation(bot="nova", chat="tg:chat:1"), now=datetime.now(UTC)
+    )
+    approve = run_approvals.approvals(cast(Any, SimpleNamespace(brain=brain)), TOOLS, request)
     role: RoleSpec = brain.roles["lax"]
     widen = ToolCall(id="c1", name="access_widen", arguments={"bot": "nova", "chat": "tg:chat:1"})
     update = ToolCall(id="c2", name="access_update", arguments={"bot": "nova", "chat": "x"})
