@@ -77,12 +77,16 @@ def drop_dbos_schema(url: str) -> None:
         admin.dispose()
 
 
+# A runs fixture serves its module once on each database.
+DATABASES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
+    params=DATABASES,
 )
 def runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.runs.brains import ROLE, RUNS_BRAIN
-from tests.runs.conftest import Runs, launched_on, write_files
+from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
 
 ACCESS = "bots:\n  nova:\n    chats:\n      'tg:chat:board':\n        role: keeper\n"
 FILES = {
@@ -33,10 +33,7 @@ FILES = {
 
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
+    params=DATABASES,
 )
 def runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from keel.brain import load_brain
-from tests.runs.conftest import Runs, launched_on
+from tests.runs.conftest import DATABASES, Runs, launched_on
 
 BRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "brain"
 
@@ -49,10 +49,7 @@ COVERED = {
 
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
+    params=DATABASES,
 )
 def example(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

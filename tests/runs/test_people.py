@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.runs.brains import RUNS_BRAIN
-from tests.runs.conftest import Runs, launched_on, write_files
+from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
 
 OPS = "tg:chat:ops"
 BOARD = "tg:chat:board"
@@ -29,10 +29,7 @@ approvals:
 
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
+    params=DATABASES,
 )
 def runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

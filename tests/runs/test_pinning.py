@@ -20,7 +20,7 @@ import pytest
 
 from keel.runs.commits import content_hash
 from tests.runs.brains import ROLE
-from tests.runs.conftest import Runs, launched_on, write_files
+from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
 from tests.runs.processes import finish, keel
 
 CHAT = "tg:chat:desk"
@@ -105,10 +105,7 @@ def commit(repo: Path, message: str) -> str:
 
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
+    params=DATABASES,
 )
 def pinned(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -54,7 +54,6 @@ class ExplainRow:
         return "kept" if self.kept is not None else self.link
 
     def to_json(self) -> dict[str, Any]:
-        kept = self.kept
         return {
             "context": self.context,
             "feature": self.feature,
@@ -62,8 +61,8 @@ class ExplainRow:
             "entity": self.entity,
             "link": self.shown_link,
             "kept": None
-            if kept is None
-            else {"link": self.link, "from_turn": kept.from_turn, "turns_left": kept.turns_left},
+            if self.kept is None or self.link is None
+            else self.kept.to_json(self.link),
             "chars": self.chars,
             "knob": self.knob,
             "reason": self.reason,

@@ -156,10 +156,7 @@ class Link:
         return "kept" if self.kept is not None else self.kind
 
     def kept_json(self) -> dict[str, Any] | None:
-        kept = self.kept
-        if kept is None:
-            return None
-        return {"link": self.kind, "from_turn": kept.from_turn, "turns_left": kept.turns_left}
+        return None if self.kept is None else self.kept.to_json(self.kind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +168,10 @@ class Kept:
 
     def __str__(self) -> str:
         return f"kept from turn {self.from_turn} ({self.turns_left} left)"
+
+    def to_json(self, link: str) -> dict[str, Any]:
+        """As `--json` and the API show it, with the link it was (`link`)."""
+        return {"link": link, "from_turn": self.from_turn, "turns_left": self.turns_left}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

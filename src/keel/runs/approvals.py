@@ -74,22 +74,16 @@ def ask(context: RunContext, tool: Tool, call: ToolCall, *, preview: str | None 
     """Post and record a card for a tool call; the run is `waiting` (a durable step).
     `preview`: what the call will do as its tool shows it, else its arguments are shown."""
     if preview is not None:
-        return approval_card(
-            context,
-            f"Approve? {preview}\nReply yes or no.",
-            summary=preview,
-            tool=call.name,
-            arguments=call.arguments,
-            risk=tool.risk,
-            capability=tool.capability,
-        )
-    shown = json.dumps(dict(call.arguments), ensure_ascii=False)
-    if len(shown) > _SHOWN:
-        shown = shown[:_SHOWN] + "…"
-    summary = f"{call.name}({shown})"
+        summary, text = preview, f"Approve? {preview}\nReply yes or no."
+    else:
+        shown = json.dumps(dict(call.arguments), ensure_ascii=False)
+        if len(shown) > _SHOWN:
+            shown = shown[:_SHOWN] + "…"
+        summary = f"{call.name}({shown})"
+        text = f"Approve {summary}? Reply yes or no. (risk {tool.risk})"
     return approval_card(
         context,
-        f"Approve {summary}? Reply yes or no. (risk {tool.risk})",
+        text,
         summary=summary,
         tool=call.name,
         arguments=call.arguments,
