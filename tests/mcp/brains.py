@@ -23,7 +23,7 @@ DEV_BRAIN: dict[str, str | bytes] = {
         "---\n"
         "description: The coding agent working on the shop.\n"
         "contexts: [style, ticket]\n"
-        "capabilities: [context:read, context:bind, ledger:read, brain:check]\n"
+        "capabilities: [context:read, context:bind, access:read, ledger:read, doctor:read]\n"
         "agent: cli\n"
         "---\n"
         "You change the shop's code.\n"
@@ -41,7 +41,7 @@ DEV_BRAIN: dict[str, str | bytes] = {
         "---\n"
         "description: Checks the brain and nothing else.\n"
         "contexts: []\n"
-        "capabilities: [brain:check]\n"
+        "capabilities: [doctor:read]\n"
         "---\n"
         "You check the brain.\n"
     ),

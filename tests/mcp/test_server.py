@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 MODES = [pytest.param("legacy", id="legacy"), pytest.param("auto", id="2026-07-28")]
 VIEWER = Room(conversation=Conversation(bot="review", chat="cli"))
 AUDITOR = Room(conversation=Conversation(bot="cli", chat="cli"), role="auditor")
-READ_TOOLS = ["context_open", "context_turn", "access_explain"]
+READ_TOOLS = ["context_open", "context_turn"]
 
 
 @pytest.fixture(params=MODES)

@@ -48,7 +48,7 @@ async def test_the_official_client_over_stdio(
         turn = await session.call_tool("context_turn", {"input": "When does it renew?"})
         resources = [r.uri for r in (await session.list_resources()).resources]
     assert init.server_info.name == "keel"
-    assert tools == ["context_open", "context_turn", "access_explain"]
+    assert tools == ["context_open", "context_turn"]
     assert refused.is_error
     assert isinstance(refused.content[0], TextContent)
     assert "bound to client 'acme'" in refused.content[0].text

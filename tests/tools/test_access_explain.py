@@ -117,8 +117,8 @@ def test_a_room_whose_access_rule_failed_is_refused(
         explain(brain, store, request)
 
 
-def test_it_reads_with_context_read_and_takes_no_arguments() -> None:
-    assert (ACCESS_EXPLAIN.capability, ACCESS_EXPLAIN.risk) == ("context:read", "safe")
+def test_it_needs_access_read_and_takes_no_arguments() -> None:
+    assert (ACCESS_EXPLAIN.capability, ACCESS_EXPLAIN.risk) == ("access:read", "safe")
     assert ACCESS_EXPLAIN.parameters == {"type": "object", "properties": {}}
 
 

@@ -32,7 +32,7 @@ def check(root: Path, role: str) -> str:
 def test_a_sound_brain_reads_as_doctor_prints_it(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
     (brain / "features" / "agency" / "auditor.agent.md").write_text(
-        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n---\nCheck.\n",
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [doctor:read]\n---\nCheck.\n",
         encoding="utf-8",
     )
     text = check(brain, "auditor")
@@ -58,13 +58,13 @@ def test_findings_are_the_answer_not_an_error(tmp_path: Path) -> None:
 
 def test_a_role_without_brain_check_is_refused(tmp_path: Path) -> None:
     brain = copy_reference(tmp_path / "brain")
-    with pytest.raises(Refused, match="add brain:check to its `capabilities:`"):
+    with pytest.raises(Refused, match="add doctor:read to its `capabilities:`"):
         check(brain, "support")
 
 
 def test_its_capability_is_its_own() -> None:
     assert (DOCTOR_CHECK.capability, DOCTOR_CHECK.risk) == (CHECK_CAPABILITY, "safe")
-    assert CHECK_CAPABILITY == "brain:check"
+    assert CHECK_CAPABILITY == "doctor:read"
 
 
 def test_a_catalog_it_cannot_read_is_said_in_the_report(
@@ -76,7 +76,7 @@ def test_a_catalog_it_cannot_read_is_said_in_the_report(
     monkeypatch.setattr(checkup_module, "read_schema", unreachable)
     brain = copy_reference(tmp_path / "brain")
     (brain / "features" / "agency" / "auditor.agent.md").write_text(
-        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n---\nCheck.\n",
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [doctor:read]\n---\nCheck.\n",
         encoding="utf-8",
     )
     assert "cannot read the tables and views of the test database" in check(brain, "auditor")
@@ -90,7 +90,7 @@ def test_a_view_that_never_ends_is_in_the_report_and_the_check_ends(tmp_path: Pa
         encoding="utf-8",
     )
     (brain / "features" / "agency" / "auditor.agent.md").write_text(
-        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n"
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [doctor:read]\n"
         "state: [forever]\n---\nCheck.\n",
         encoding="utf-8",
     )
@@ -105,7 +105,7 @@ def test_the_tool_reports_what_keel_doctor_reports_on_a_database_with_turns(
 ) -> None:
     brain = copy_reference(tmp_path / "brain")
     (brain / "features" / "agency" / "auditor.agent.md").write_text(
-        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [brain:check]\n---\nCheck.\n",
+        "---\ndescription: Checks.\ncontexts: []\ncapabilities: [doctor:read]\n---\nCheck.\n",
         encoding="utf-8",
     )
     tickets = tuple(ReachEntry(context="ticket", entity=f"T-{n}") for n in range(479, 484))

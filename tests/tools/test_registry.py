@@ -37,6 +37,9 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("scenario_update", "brain:edit", "moderate"),
         ("access_update", "brain:edit", "moderate"),
         ("access_widen", "access:widen", "dangerous"),
+        ("agent_context", "ledger:read", "safe"),
+        ("access_explain", "access:read", "safe"),
+        ("doctor_check", "doctor:read", "safe"),
     ]
     assert TOOLS.get("context_open") is CONTEXT_OPEN
 

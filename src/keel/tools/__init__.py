@@ -1,14 +1,15 @@
 """Agent tools: one registry, one object per tool (spec, capability, risk, function).
 
 `TOOLS` holds Keel's own tools for API agents — `context_open`, `context_bind`,
-`context_unbind`, `send_message`, and the brain's own edits (`heartbeat_update`,
-`hook_update`, `scenario_update`, `access_update`, `access_widen`) — and is what an
-`Engine` uses unless it is given another `Registry`.
-`CODING_TOOLS` is what a coding agent calls through the MCP server: the context tools, then
-`context_turn`, `agent_context`, `access_explain` and `doctor_check`.
+`context_unbind`, `send_message`, the brain's own edits (`heartbeat_update`,
+`hook_update`, `scenario_update`, `access_update`, `access_widen`) and the operator's
+questions (`access_explain`, `agent_context`, `doctor_check`, each on a capability of its
+own) — and is what an `Engine` uses unless it is given another `Registry`.
+`CODING_TOOLS` is what a coding agent calls through the MCP server: the same without the
+sends and the brain's edits, plus `context_turn`.
 """
 
-from keel.tools.access_explain import ACCESS_EXPLAIN, explain_access
+from keel.tools.access_explain import ACCESS_CAPABILITY, ACCESS_EXPLAIN, explain_access
 from keel.tools.agent_context import AGENT_CONTEXT, LEDGER_CAPABILITY, report_text
 from keel.tools.binding import CONTEXT_BIND, CONTEXT_UNBIND, check_bind, check_unbind
 from keel.tools.brain_edit import (
@@ -28,20 +29,18 @@ from keel.tools.registry import Registry, Tool, ToolContext, usage
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_CAPABILITY, SEND_MESSAGE, message_id_for
 
-TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, SEND_MESSAGE, *BRAIN_EDIT_TOOLS])
+# What an operator asks of the brain in a chat or from a coding agent: read-only, each on
+# a capability of its own that a client-facing role does not hold.
+OPERATOR_TOOLS = (AGENT_CONTEXT, ACCESS_EXPLAIN, DOCTOR_CHECK)
+TOOLS = Registry(
+    [CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, SEND_MESSAGE, *BRAIN_EDIT_TOOLS, *OPERATOR_TOOLS]
+)
 # A coding agent reads and binds contexts; it sends no chat messages and edits the brain
 # through its own file tools, not these.
-CODING_TOOLS = Registry(
-    [
-        *(t for t in TOOLS if t is not SEND_MESSAGE and t not in BRAIN_EDIT_TOOLS),
-        CONTEXT_TURN,
-        AGENT_CONTEXT,
-        ACCESS_EXPLAIN,
-        DOCTOR_CHECK,
-    ]
-)
+CODING_TOOLS = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, CONTEXT_TURN, *OPERATOR_TOOLS])
 
 __all__ = [
+    "ACCESS_CAPABILITY",
     "ACCESS_EXPLAIN",
     "ACCESS_UPDATE",
     "ACCESS_WIDEN",
@@ -58,6 +57,7 @@ __all__ = [
     "HEARTBEAT_UPDATE",
     "HOOK_UPDATE",
     "LEDGER_CAPABILITY",
+    "OPERATOR_TOOLS",
     "SCENARIO_UPDATE",
     "SEND_CAPABILITY",
     "SEND_MESSAGE",

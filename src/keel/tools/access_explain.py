@@ -28,6 +28,10 @@ from keel.link.values import Binding, Conversation, Stored, TurnRequest
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 
+# The room's bindings name which client's data reaches it: an operator's question, so a
+# capability of its own rather than the `context:read` every chat role holds.
+ACCESS_CAPABILITY = "access:read"
+
 
 def explain_access(brain: Brain, tx: Tx, request: TurnRequest) -> str:
     """The room's role and bindings in plain lines; `Refused` when access.yaml refuses it."""
@@ -116,7 +120,7 @@ ACCESS_EXPLAIN = Tool(
     name="access_explain",
     description="Explain this room: its role, and its bindings strongest first with their source.",
     parameters={"type": "object", "properties": {}},
-    capability="context:read",
+    capability=ACCESS_CAPABILITY,
     risk="safe",
     run=_run,
 )

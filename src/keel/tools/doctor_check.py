@@ -1,9 +1,10 @@
-"""`doctor_check()`: `keel doctor` as a tool, for an agent that edits the brain it works in.
+"""`doctor_check()`: `keel doctor` as a tool, for an agent or an operator in a chat.
 
-A coding agent that has just written a context or a role can check it at once and read the
-findings — each with its file, line and fix — in the same words `keel doctor` prints. The
-check needs the capability `brain:check`: it reads every brain file and the database's
-catalog, which a chat-facing role has no business doing. It writes nothing, and findings
+A coding agent that has just written a context or a role can check it at once, and an
+operator's role in a chat can answer "is the brain healthy?": the findings — each with its
+file, line and fix — in the same words `keel doctor` prints. The check needs the
+capability `doctor:read`: it reads every brain file and the database's catalog, which a
+client-facing role has no business doing. It writes nothing, and findings
 are its answer, not an error: the call itself succeeded.
 """
 
@@ -22,7 +23,7 @@ from keel.ledger.checkup import checkup
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
 
-CHECK_CAPABILITY = "brain:check"
+CHECK_CAPABILITY = "doctor:read"
 # Wide enough that a finding's message stays on one line for the agent.
 _WIDTH = 200
 
