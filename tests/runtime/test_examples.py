@@ -432,8 +432,10 @@ def test_another_bots_turn_in_the_acme_group_is_pinned_to_acme(keel: Keel) -> No
     assert turn.column("client", "agency_client_card") == ["acme"]
 
 
-def test_a_reply_in_the_acme_group_to_a_globex_message_is_refused(keel: Keel) -> None:
-    keel.json(
+def test_a_message_about_globex_cannot_go_into_the_acme_group(keel: Keel) -> None:
+    # The room's pin holds for a send as for a link: no globex message exists in acme's
+    # group for a reply there to bring globex back (tests/link covers a reply that would).
+    reason = keel.refused(
         "send",
         "--bot",
         "nova",
@@ -448,17 +450,12 @@ def test_a_reply_in_the_acme_group_to_a_globex_message_is_refused(keel: Keel) ->
         "--message-id",
         "m-globex",
     )
+    assert f"about client 'globex', but {ACME} is bound to client 'acme'" in reason
     turn = keel.turn(
         "--bot", "nova", "--chat", ACME, "--reply-to", "m-globex", "--input", "and this?"
     )
     assert turn.pairs == [("client", "acme", "chat")]
-    assert [(r["context"], r["entity"], r["link"]) for r in turn.refused] == [
-        ("client", "globex", "reply")
-    ]
     assert all("globex" not in text.lower() for text in turn.texts)
-    later = keel.turn("--bot", "nova", "--chat", ACME)
-    assert later.pairs == [("client", "acme", "chat")]
-    assert later.refused == []
 
 
 # Largo's layout — depth

@@ -196,7 +196,8 @@ def test_a_runs_access_widen_call_waits_for_a_card(
     request = TurnRequest(
         conversation=Conversation(bot="nova", chat="tg:chat:1"), now=datetime.now(UTC)
     )
-    approve = run_approvals.approvals(cast(Any, SimpleNamespace(brain=brain)), TOOLS, request)
+    context = SimpleNamespace(brain=brain, store=None)  # the edits preview nothing to read
+    approve = run_approvals.approvals(cast(Any, context), TOOLS, request)
     role: RoleSpec = brain.roles["lax"]
     widen = ToolCall(id="c1", name="access_widen", arguments={"bot": "nova", "chat": "tg:chat:1"})
     update = ToolCall(id="c2", name="access_update", arguments={"bot": "nova", "chat": "x"})

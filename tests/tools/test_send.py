@@ -47,7 +47,7 @@ def test_a_replayed_send_records_nothing_new(engine: Engine) -> None:
     )
     later = NOW + timedelta(seconds=5)
     with engine.store.transaction() as tx:
-        assert record_send(tx, origin, "Tonight", replay=True) is True
+        assert record_send(tx, engine.brain, origin, "Tonight", replay=True) is True
         again = origin_of(
             engine.brain,
             conversation=OWNER,
@@ -56,12 +56,12 @@ def test_a_replayed_send_records_nothing_new(engine: Engine) -> None:
             run=BEAT,
             about_entity="tt2582802",
         )
-        assert record_send(tx, again, "Tonight", replay=True) is False
+        assert record_send(tx, engine.brain, again, "Tonight", replay=True) is False
         other = origin_of(
             engine.brain, conversation=OWNER, message_id="run-1:send-0", sent_at=later
         )
         with pytest.raises(Refused, match="already sent"):
-            record_send(tx, other, "Something else", replay=True)
+            record_send(tx, engine.brain, other, "Something else", replay=True)
     assert [m.text for m in engine.history(OWNER.chat)] == ["Tonight"]
 
 

@@ -99,7 +99,7 @@ def test_the_film_beat_and_the_reply_to_its_post(brain: Brain, store: Store) -> 
         about_entity="tt2582802",
     )
     with store.transaction() as tx:
-        record_send(tx, origin, "Tonight: Whiplash (2014), 106 minutes.")
+        record_send(tx, brain, origin, "Tonight: Whiplash (2014), 106 minutes.")
     reply = TurnRequest(
         conversation=OWNER,
         now=NOW + timedelta(hours=3),

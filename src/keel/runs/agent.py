@@ -335,9 +335,9 @@ def send(
                 about_entity=about_entity,
                 about_context=about_context,
             )
+            record_send(tx, context.brain, origin, text)
         except Refused as exc:
             return Done(output={"refused": str(exc)}, detail=f"refused: {exc}", status="failed")
-        record_send(tx, origin, text)
         message = {
             "chat": where.chat,
             "bot": where.bot,

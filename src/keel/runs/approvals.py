@@ -39,7 +39,7 @@ from keel.store import Tx
 from keel.store.run_values import CardRefusal, CardRow, CardStatus
 from keel.store.store import Store
 from keel.tools.registry import Registry, Tool
-from keel.tools.send import origin_of, record_send, send_preview
+from keel.tools.send import check_pin, origin_of, record_send, send_preview
 from keel.tools.send_message import PREVIEW_ID, SEND_CAPABILITY, SEND_MESSAGE
 
 # How much of a call's arguments a card shows.
@@ -61,7 +61,7 @@ def approvals(context: RunContext, tools: Registry, request: TurnRequest) -> App
         if not approval_required(context.brain, role, tool.capability, tool.risk):
             return None
         try:
-            preview = tools.preview(context.brain, request, role, call)
+            preview = tools.preview(context.brain, context.store, request, role, call)
         except Refused as exc:
             return Verdict(approved=False, said=str(exc))
         card = ask(context, tool, call, preview=preview)
@@ -104,12 +104,13 @@ def held_send(
 ) -> Verdict | None:
     """A run's own send (its final answer, a pipeline's `send`) under `message:send`'s
     policy, as a `send_message` call is: None when the policy lets it go; else the verdict
-    of a card showing the message as it will be sent. The origin rules are checked before
-    the card is posted: `Refused` when the send would be refused (no card is asked)."""
+    of a card showing the message as it will be sent. The origin rules and the room's pin
+    are checked before the card is posted: `Refused` when the send would be refused (no
+    card is asked)."""
     plan = context.planned
     if not approval_required(context.brain, plan.role, SEND_CAPABILITY, SEND_MESSAGE.risk):
         return None
-    origin_of(
+    origin = origin_of(
         context.brain,
         conversation=conversation,
         message_id=PREVIEW_ID,
@@ -119,6 +120,8 @@ def held_send(
         about_entity=about_entity,
         about_context=about_context,
     )
+    with context.store.reading() as tx:
+        check_pin(tx, context.brain, origin)
     preview = send_preview(
         conversation,
         text,
@@ -229,7 +232,7 @@ def approval_card(
                 reach=plan.reach,
                 pending_card=True,
             )
-        record_send(tx, origin, f"{text} [card {card_id}]")
+        record_send(tx, context.brain, origin, f"{text} [card {card_id}]")
         tx.record_card(card)
         tx.set_run_status(context.run_id, "waiting", asked)
         return Done(output=card_json(card), detail=f"card {card_id}: {card.summary}")

@@ -321,7 +321,7 @@ class Engine:
             pending_card=card,
         )
         with self.store.transaction() as tx:
-            record_send(tx, origin, text)
+            record_send(tx, self.brain, origin, text)
         return origin
 
     def bind(

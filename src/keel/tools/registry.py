@@ -48,8 +48,8 @@ class ToolContext:
 Run = Callable[[ToolContext, Mapping[str, Any]], str]
 # A tool's preview: what a call would do, as a person approving it reads it, checked as the
 # call itself would be at execution (`Refused` when it would be refused) — before a card
-# is posted, so a call that cannot run never asks anyone.
-Preview = Callable[[Brain, TurnRequest, Mapping[str, Any]], str]
+# is posted, so a call that cannot run never asks anyone. Its transaction only reads.
+Preview = Callable[[ToolContext, Mapping[str, Any]], str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,13 +116,17 @@ class Registry:
         return tool, call.arguments
 
     def preview(
-        self, brain: Brain, request: TurnRequest, role: RoleSpec, call: ToolCall
+        self, brain: Brain, store: Store, request: TurnRequest, role: RoleSpec, call: ToolCall
     ) -> str | None:
         """Check a call as `execute` would before it runs it, without running it; what it
         would do as its tool previews it (None: the tool has no preview). `Refused` when
         the call would be refused."""
         tool, arguments = self.check(role, call)
-        return None if tool.preview is None else tool.preview(brain, request, arguments)
+        if tool.preview is None:
+            return None
+        with store.reading() as tx:
+            context = ToolContext(brain=brain, tx=tx, request=request, role=role)
+            return tool.preview(context, arguments)
 
     def execute(
         self,

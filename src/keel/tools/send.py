@@ -4,6 +4,10 @@ A message a run sends records the run's feature and its reach, each entry with i
 `about: {entity}` keys the reach's keyed reply context; `about: {context}` says the message
 is about that context with no key. A run that would send unkeyed what can only come back
 keyed is refused, naming each context and what its key is.
+
+The room's pin holds for a send as it holds for a link: a message about one client cannot
+go into a room bound to another (`check_pin`), whether a tool, a run's answer or a pipeline
+sends it — checked before its card is posted and again when it is recorded.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from datetime import datetime
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
 from keel.errors import Refused, UsageError
+from keel.link.bindings import effective_bindings, pins_of
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, Origin, RunRef, entity_problem, id_problem
 from keel.store import Tx
@@ -95,13 +100,33 @@ def origin_of(
     return replace(base, feature=spec.feature, run=run.key, reach=tuple(entries))
 
 
-def record_send(tx: Tx, origin: Origin, text: str, *, replay: bool = False) -> bool:
+def check_pin(tx: Tx, brain: Brain, origin: Origin) -> None:
+    """`Refused` when the message is about another key than the one its room is pinned to
+    (access.yaml's binding or a `context_bind`), or when the room's access rule is broken."""
+    keyed = [e for e in origin.reach if e.entity is not None]
+    if not keyed:
+        return
+    room = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
+    pins = pins_of(brain, effective_bindings(brain, room, tx.bindings_here(room)))
+    for entry in keyed:
+        if entry.context in pins and pins[entry.context] != entry.entity:
+            pinned = pins[entry.context]
+            bound = f"'{pinned}'" if pinned is not None else "no entity"
+            raise Refused(
+                f"this message is about {entry.context} '{entry.entity}', but {room.chat} is "
+                f"bound to {entry.context} {bound} — send it to the room of '{entry.entity}', "
+                "or about what this room is bound to"
+            )
+
+
+def record_send(tx: Tx, brain: Brain, origin: Origin, text: str, *, replay: bool = False) -> bool:
     """Record a sent message: its origin, and its text in the conversation's history.
 
     The message joins the history at the conversation's current turn (0 before its first),
     so the next turn there sees what it answers. A message id is sent once per chat: a
     second send under it is refused — except, with `replay`, the same message again (a
-    run's send replayed after a crash), which records nothing and answers False.
+    run's send replayed after a crash), which records nothing and answers False. A new
+    message is held to its room's pin (`check_pin`).
     """
     conversation = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
     (earlier,) = tx.origins(origin.bot, origin.chat, [origin.message_id]) or (None,)
@@ -113,6 +138,7 @@ def record_send(tx: Tx, origin: Origin, text: str, *, replay: bool = False) -> b
             f"{earlier.sent_at.isoformat(timespec='seconds')} — give each message its own id "
             "(leave the id out for a new one)"
         )
+    check_pin(tx, brain, origin)
     tx.record_origin(origin)
     if text.strip():
         tx.record_message(

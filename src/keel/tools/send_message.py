@@ -26,7 +26,7 @@ from keel.errors import Refused
 from keel.link.values import Conversation, Origin, TurnRequest
 from keel.tools.context_open import STRING
 from keel.tools.registry import Tool, ToolContext
-from keel.tools.send import origin_of, record_send, send_preview
+from keel.tools.send import check_pin, origin_of, record_send, send_preview
 
 SEND_CAPABILITY = "message:send"
 RISK: RiskClass = "moderate"
@@ -78,16 +78,17 @@ def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
     if ctx.tx.has_message(conversation, message_id):
         return f"sent {message_id} to {where}"
-    record_send(ctx.tx, _origin(ctx.brain, ctx.request, args, message_id), args["text"])
+    record_send(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, message_id), args["text"])
     return f"sent {message_id} to {where}"
 
 
-def _preview(brain: Brain, request: TurnRequest, args: Mapping[str, Any]) -> str:
-    """The message as it will be sent, checked by the origin rules as the send will be."""
-    _origin(brain, request, args, PREVIEW_ID)
+def _preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    """The message as it will be sent, checked by the origin rules and the room's pin as
+    the send will be."""
+    check_pin(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, PREVIEW_ID))
     about: Mapping[str, Any] = args.get("about") or {}
     return send_preview(
-        _where(request, args),
+        _where(ctx.request, args),
         args["text"],
         about_entity=about.get("entity"),
         about_context=about.get("context"),
