@@ -5,22 +5,24 @@ This is the edge where the pure stages meet the database. Brain code is asked fi
 hung call holds no lock. Then `prepare_in` runs the stages, in order, in the caller's
 transaction:
 
-1. read stored state: count the turn, read the origins of the messages it replies to,
-   the bindings and the kept links;
+1. read (`Tx.read_turn`, one call): count the turn and read its stored state — the
+   origins of the messages it replies to, the bindings, the kept links, the history, a
+   CLI session's last state;
 2. link it (`keel.link`), and log what was refused;
-3. fit: render the linked contexts within their budgets (`keel.turn.blocks`, with their
-   code's `render`), and read the role's own state views;
-4. read the conversation's history, then record this turn's input; for a CLI agent's
-   session, work out what it has not been sent yet;
-5. assemble the model input (`keel.turn.assembly`) and check that it fits — a turn that
+3. fit: render the linked contexts within their budgets (`keel.budget.blocks`, each
+   one's views read through the turn's `keel.state.views.TurnViews`, with its code's
+   `render`), and read the role's own state views; for a CLI agent's session, work out
+   what it has not been sent yet;
+4. assemble the model input (`keel.turn.assembly`) and check that it fits — a turn that
    does not raises `FitOverflow`, and so records nothing;
-6. record: keep the inferred links, expire old ones, write the ledger and journal the
-   turn (what it decided, the sections' sizes and the fit, the view rows a re-fit needs).
+5. record (`Tx.record_turn`, one call): this turn's input, a session's state, the
+   inferred links kept and old ones expired, the ledger, and the journal (what it
+   decided, the sections' sizes and the fit, the view rows a re-fit needs).
 
 `prepare` wraps them in a transaction of its own; a run writes its step's row in the
 same transaction (`keel.runs.agent`). Everything a turn writes goes in that one
 transaction, so a turn refused half way leaves nothing behind. A dry run does all of it,
-then rolls the transaction back. Without a token counter (`prepare_turn`), step 5 is
+then rolls the transaction back. Without a token counter (`prepare_turn`), step 4 is
 skipped: the turn is prepared and journaled without sections or fit.
 """
 
