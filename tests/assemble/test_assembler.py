@@ -189,6 +189,35 @@ def test_what_cannot_be_cut_and_does_not_fit_is_refused_before_any_call() -> Non
         ensure_fits(assembly)
 
 
+def test_an_opening_request_that_does_not_fit_is_refused_by_assembly_itself() -> None:
+    small = ModelLimits(name="m", window=100_000, output_reserve=0, input_allocation=300)
+    prompt = "You are the support desk. " * 200
+    with pytest.raises(FitOverflow, match=r"over the input allocation of 300 — largest: prompt"):
+        assemble(
+            inputs(prompt=prompt),
+            counter=COUNTER,
+            budgets=SectionBudgets(role={}),
+            limits=small,
+            refuse_overflow=True,
+        )
+    assert build().fit.ok, "one that fits is not refused"
+
+
+def test_what_a_payload_reads_is_joined_once_from_the_sections() -> None:
+    assembly = build()
+
+    def joined(place: str) -> str:
+        return "\n\n".join(s.text for s in assembly.sections if s.place == place and s.text)
+
+    assert assembly.system_text == joined("system")
+    assert "You are the support desk." in assembly.system_text
+    assert assembly.state_text == joined("state")
+    assert assembly.tail_text == joined("tail")
+    assert assembly.tail_text.endswith("What is the status of my order?")
+    assert assembly.tools == (CONTEXT_OPEN,)
+    assert [m.text for m in assembly.history] == [m.text for m in chat(4)]
+
+
 def test_the_window_counts_the_output_reserve() -> None:
     limits = ModelLimits(name="m", window=2_000, output_reserve=1_900, input_allocation=2_000)
     assembly = build(limits=limits)

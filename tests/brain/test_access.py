@@ -306,3 +306,34 @@ def test_a_failed_dm_rule_refuses_dms_and_does_not_fall_back_to_the_default(
     assert access.rule_for("nova", "tg:user:5", dm=True) is not None, "the default is there..."
     assert access.refusal("nova", "tg:chat:-9") is None, "...and still answers other chats"
     assert access.refusal("desk", "tg:user:5", dm=True) is None, "desk has no DM rule: default"
+
+
+@pytest.mark.parametrize(
+    ("bot", "chat", "dm"),
+    [
+        ("nova", "tg:chat:-1", False),  # a group rule, with a pin
+        ("desk", "tg:chat:-1", False),  # another bot's rule in the same group
+        ("nova", "tg:user:5", True),  # a DM, under the dm rule
+        ("nova", "tg:chat:-9", False),  # no rule of its own: the default
+        ("other", "tg:chat:-2", False),  # a bot with no rules at all
+    ],
+)
+def test_room_answers_every_question_of_a_bot_in_a_chat_at_once(
+    write_brain: WriteBrain, bot: str, chat: str, dm: bool
+) -> None:
+    for text in (VALID, _break_globex("        x: 1\n")):
+        access = load(write_brain, text).access
+        room = access.room(bot, chat, dm=dm)
+        assert room.refusal == access.refusal(bot, chat, dm=dm)
+        assert room.closed == access.room_refusal(chat)
+        assert room.rule == access.rule_for(bot, chat, dm=dm)
+        assert room.group_rules == access.group_rules(chat)
+
+
+def test_a_failed_group_rule_closes_the_room_for_every_bot(write_brain: WriteBrain) -> None:
+    access = load(write_brain, _break_globex("        x: 1\n")).access
+    for bot in ("nova", "desk"):
+        room = access.room(bot, "tg:chat:-2")
+        assert room.closed is not None
+        assert room.refusal == room.closed
+    assert access.room("nova", "tg:chat:-1").closed is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from keel.brain.knobs import TurnKnobs
 from keel.budget.fit import fit_turn
 from keel.budget.render import Block
@@ -64,3 +66,13 @@ def test_no_views_are_read_for_links_past_max_active() -> None:
     fitted = fit_turn(links, render, knobs(max_active=2), can_open=True)
     assert rendered == ["a", "b"]
     assert [s.knob for s in fitted.stubs] == ["contexts.maxActive"] * 4
+
+
+def test_a_block_and_a_link_carry_their_size_and_pair_as_made() -> None:
+    block = Block(text="x" * 10)
+    assert block.chars == 10
+    assert replace(block, text="y" * 4).chars == 4, "a changed text is measured again"
+    keyed = link("a", entity="k1")
+    assert keyed.pair == ("a", "k1")
+    assert replace(keyed, entity="k2").pair == ("a", "k2")
+    assert keyed == link("a", entity="k1"), "the pair takes no part in equality"

@@ -33,3 +33,18 @@ def test_admitted_run_and_bound_roles_carry_contexts_others_do_not(write_brain: 
     assert brain.skips == ()
     assert roles_carrying_contexts(brain) == {"admits", "runner", "bound"}
     assert roles_carrying_contexts(brain) is roles_carrying_contexts(brain), "kept per snapshot"
+
+
+def test_two_snapshots_in_use_side_by_side_keep_their_answers(write_brain: WriteBrain) -> None:
+    # Each turn asks: a process with two brains must not work the answer out anew each
+    # time it turns from one to the other.
+    files: dict[str, str | bytes] = {
+        "features/f/note.context.md": "---\nwhen: [ask]\ndescription: A note.\n---\nNotes.\n",
+        "features/f/admits.agent.md": ROLE.format(front="contexts: [note]"),
+    }
+    first, second = load_brain(write_brain(files)), load_brain(write_brain(files))
+    answer = roles_carrying_contexts(first)
+    other = roles_carrying_contexts(second)
+    assert answer == other == {"admits"}
+    assert roles_carrying_contexts(first) is answer
+    assert roles_carrying_contexts(second) is other

@@ -6,8 +6,10 @@ import pytest
 from sqlalchemy import Engine, text
 
 from keel.brain.constitution import DEFAULT_STATE_READ_TIMEOUT_MS as TIMEOUT_MS
-from keel.brain.specs import ViewRef
-from keel.state.views import UNREADABLE, read_view
+from keel.brain.specs import ContextSpec, ViewRef
+from keel.budget.rows import ViewRows
+from keel.link.values import Link
+from keel.state.views import UNREADABLE, TurnViews, late_warnings, read_view, too_slow
 
 
 def test_a_view_that_cannot_be_read_leaves_the_transaction_usable(
@@ -59,3 +61,42 @@ def test_the_total_counts_rows_past_the_limit(engine: Engine) -> None:
     with engine.connect() as conn:
         rows = read_view(conn, ViewRef(view="many"), None, limit=5, timeout_ms=TIMEOUT_MS)
     assert (len(rows.rows), rows.total) == (5, 12)
+
+
+def _ticket_context() -> ContextSpec:
+    return ContextSpec(
+        id="ticket",
+        feature="support",
+        path="features/support/ticket.context.md",
+        dir=("support",),
+        when=frozenset({"chat"}),
+        instructions="Help with the ticket.",
+        entity="ticket",
+        data=(ViewRef(view="card", by="ticket_id"), ViewRef(view="slow")),
+    )
+
+
+def test_a_turns_views_are_kept_for_its_journal_with_a_warning_for_each_late_one(
+    engine: Engine,
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE card (ticket_id TEXT, note TEXT)"))
+        conn.execute(text("INSERT INTO card VALUES ('T-1', 'first'), ('T-2', 'second')"))
+        conn.execute(text("CREATE TABLE slow (n INTEGER)"))
+        conn.execute(text("CREATE TABLE mine (n INTEGER)"))
+        conn.execute(text("INSERT INTO mine VALUES (1), (2), (3)"))
+    link = Link(context="ticket", entity="T-2", kind="chat", feature="support")
+    with engine.connect() as conn, conn.begin():
+        views = TurnViews(
+            connection=conn, contexts={"ticket": _ticket_context()}, rows=2, timeout_ms=TIMEOUT_MS
+        )
+        card, slow = views.of(link)
+        [mine] = views.own(("mine",))
+    assert card.rows == (("T-2", "second"),)
+    assert slow.total == 0
+    assert mine.rows == ((1,), (2,))
+    assert mine.total == 3
+    assert views.read == {("ticket", "T-2"): (card, slow)}, "the role's own views are not a link's"
+    assert views.late == []
+    late = ViewRows(view="slow", problem=too_slow(TIMEOUT_MS))
+    assert late_warnings([late], TIMEOUT_MS)[0].startswith("view 'slow' took longer")

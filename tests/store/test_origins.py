@@ -43,6 +43,10 @@ def test_an_origin_round_trips_every_field(store: Store) -> None:
         tx.record_origin(bare)
     with store.transaction() as tx:
         assert tx.origins(BOT, CHAT, ["m1", "m2"]) == (full, bare)
+        # One id (a reply's, nearly always) is looked up by its own statement: the same rows.
+        assert tx.origins(BOT, CHAT, ["m1"]) == (full,)
+        assert tx.origins(BOT, CHAT, ["m2"]) == (bare,)
+        assert tx.origins(BOT, CHAT, ["m3"]) == ()
 
 
 def test_reach_entries_keep_their_order(store: Store) -> None:

@@ -60,6 +60,9 @@ def test_a_role_sees_only_the_tools_its_capabilities_allow(
 ) -> None:
     registry = Registry([CONTEXT_OPEN, CONTEXT_BIND, CONTEXT_UNBIND, PING])
     assert [t.name for t in registry.for_role(role)] == names
+    # What a turn asks (`tools_for`) is the same answer, worked out once per role.
+    assert registry.tools_for(role) == registry.for_role(role)
+    assert registry.tools_for(role) is registry.tools_for(role)
 
 
 def test_a_name_is_registered_once() -> None:

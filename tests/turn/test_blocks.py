@@ -8,8 +8,8 @@ import pytest
 
 from keel.brain.constitution import DEFAULT_CHARS, Manifest
 from keel.brain.specs import ContextsBudget, ContextSpec, RoleSpec
+from keel.budget.blocks import room_advice
 from keel.budget.render import render_block
-from keel.turn.blocks import room_advice
 
 CONTEXT = ContextSpec(
     id="big",

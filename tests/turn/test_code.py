@@ -164,3 +164,24 @@ def test_an_edited_match_is_used_on_the_next_turn(engine: Engine) -> None:
     )
     second, _ = engine.prepare(request)
     assert ("shape", "T-9") in {(a.link.context, a.link.entity) for a in second.attached}
+
+
+def test_the_workers_are_reconfigured_only_when_the_brains_code_settings_change(
+    write_brain: WriteBrain, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = "constitution/MANIFEST.yaml"
+    probe = "contentProbe:\n  context: 0\n"
+    root = write_brain({**CODE, **ROLE, manifest: probe + "code:\n  network: true\n"})
+    with Engine(root, database_url, watch=False) as engine:
+        runner = engine.code
+        assert runner is not None
+        calls: list[object] = []
+        monkeypatch.setattr(runner, "reconfigure", calls.append)
+        request = TurnRequest(conversation=ROOM, now=NOW, input="hello")
+        engine.prepare(request)
+        engine.prepare(request)
+        assert calls == [], "the same snapshot's code: on every turn"
+        (root / manifest).write_text(probe + "code:\n  env:\n    - TZ_REGION\n")
+        engine.prepare(request)
+        assert calls == [engine.brain.manifest.code], "an edit's code: reaches the workers once"
+        assert engine.brain.manifest.code.env == ("TZ_REGION",)

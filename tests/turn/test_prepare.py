@@ -12,7 +12,10 @@ from keel.brain import Brain, ReachEntry, load_brain
 from keel.brain.knobs import turn_settings
 from keel.link import Conversation, RunRef, TurnRequest
 from keel.link.reach import run_reach
-from keel.store import Store
+from keel.link.reachable import roles_carrying_contexts
+from keel.link.values import KeptLink
+from keel.store import LedgerEntry, Store
+from keel.store.turn_io import TurnRecords
 from keel.tokens import Estimator
 from keel.turn.prepare import Preparation, consult, prepare, prepare_in, prepare_turn
 
@@ -113,3 +116,74 @@ def test_the_role_run_and_settings_are_resolved_once_for_every_stage(
     assert entity is not None
     assert resolved.run is entity
     assert resolved.reach == run_reach(reference_brain, entity)
+
+
+def test_what_a_role_admits_is_worked_out_once_per_snapshot(reference_brain: Brain) -> None:
+    for role in reference_brain.roles.values():
+        settings = turn_settings(reference_brain, role)
+        assert settings.opens == role.can("context:read")
+        assert settings.always == reference_brain.admitted(role, "always")
+        asks = reference_brain.admitted(role, "ask") if settings.opens else ()
+        assert [ident for ident, _ in settings.catalog] == list(asks)
+        for ident, description in settings.catalog:
+            assert description == (reference_brain.contexts[ident].description or "")
+    assert any(turn_settings(reference_brain, r).always for r in reference_brain.roles.values())
+    assert any(turn_settings(reference_brain, r).catalog for r in reference_brain.roles.values())
+
+
+def test_a_turn_resolves_its_room_and_whether_its_role_carries_contexts(
+    reference_brain: Brain,
+) -> None:
+    request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
+    resolved = consult(Preparation(brain=reference_brain, request=request)).resolved
+    assert resolved.room == reference_brain.access.room(FAMILY.bot, FAMILY.chat)
+    assert resolved.room.rule is not None
+    assert resolved.role.id == resolved.room.rule.role
+    assert resolved.carries_contexts is (
+        resolved.role.id in roles_carrying_contexts(reference_brain)
+    )
+    assert resolved.carries_contexts, "the family group's role carries its shopping list"
+
+
+def test_record_turn_writes_everything_a_turn_decided_in_one_call(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
+    journal = prepare_turn(reference_brain, reference_store, request, dry_run=True).journal
+    assert journal is not None
+    entry = LedgerEntry(
+        bot=FAMILY.bot,
+        chat=FAMILY.chat,
+        thread=None,
+        turn=1,
+        role="family",
+        at=NOW,
+        context="shopping",
+        feature="home",
+        entity=None,
+        link="always",
+        chars=10,
+        knob=None,
+    )
+    kept = KeptLink(context="shopping", entity=None, kind="reply", feature="home", until_turn=3)
+    records = TurnRecords(
+        conversation=FAMILY,
+        turn=1,
+        at=NOW,
+        said="Add oat milk",
+        session=None,
+        keep=(kept,),
+        ledger=(entry,),
+        journal=journal,
+    )
+    with reference_store.transaction() as tx:
+        ident = tx.record_turn(records)
+        # A run's own instructions are not something a person said: no message.
+        again = tx.record_turn(replace(records, said=None))
+    with reference_store.transaction() as tx:
+        assert [m.text for m in tx.history(FAMILY, before_turn=2)] == ["Add oat milk"]
+        assert tx.kept(FAMILY) == (kept,)
+        assert [e.context for e in tx.ledger(chat=FAMILY.chat)] == ["shopping", "shopping"]
+        assert tx.journal(ident) is not None
+        assert tx.journal(again) is not None
+        assert ident != again

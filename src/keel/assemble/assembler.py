@@ -18,14 +18,14 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
-from keel.assemble.fit import check_fit
+from keel.assemble.fit import check_fit, ensure_fits
 from keel.assemble.fitting import Budgets, fit, give_way, measure_first
 from keel.assemble.history_cuts import HistoryCut, history_notice, sendable
 from keel.assemble.measure import Measured, Meter
 from keel.assemble.row_cuts import RenderCut, RenderInput
 from keel.assemble.values import Assembly, Message, Place, Section, ToolSpec
 from keel.brain.knobs import ModelLimits
-from keel.tokens import MESSAGE_FRAME_TOKENS, REPLY_PRIMING_TOKENS, TokenCounter, framed
+from keel.tokens import MESSAGE_FRAME_TOKENS, REPLY_PRIMING_TOKENS, TokenCounter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,7 +150,9 @@ def _as_sent(assembly: Assembly, history: HistoryCut, counter: TokenCounter) -> 
     if history.hidden:
         joined.append(history_notice(history.hidden))
     tools = sum(s.used_tokens for s in assembly.place("tool"))
-    return framed(counter.count_each(joined)) + kept + tools
+    costs = counter.count_each(joined)
+    framed = sum(costs) + MESSAGE_FRAME_TOKENS * len(costs) + REPLY_PRIMING_TOKENS
+    return framed + kept + tools
 
 
 def assemble(
@@ -159,8 +161,13 @@ def assemble(
     counter: TokenCounter,
     budgets: Budgets,
     limits: ModelLimits,
+    refuse_overflow: bool = False,
 ) -> Assembly:
-    """The turn's sections, shrunk to the input allocation where they may be."""
+    """The turn's sections, shrunk to the input allocation where they may be.
+
+    With `refuse_overflow` (an opening request, before any model call), one that still
+    does not fit raises `FitOverflow` (`keel.assemble.fit.ensure_fits`).
+    """
     budgets = cache(budgets)  # each id is looked up through the tiers once per turn
     fixed_head, fixed_tail = _fixed(inputs)
     renders = [RenderCut.of(r, counter.count) for r in inputs.renders]
@@ -177,7 +184,10 @@ def assemble(
     head, tail = sections[: len(fixed_head)], sections[len(fixed_head) :]
     room = limits.input_allocation - _fixed_cost(head, tail, bool(renders))
     fit(room, renders, history, budgets, meter, guess)
-    return _verdict(inputs, head, tail, renders, history, budgets, counter, limits)
+    assembly = _verdict(inputs, head, tail, renders, history, budgets, counter, limits)
+    if refuse_overflow:
+        ensure_fits(assembly)
+    return assembly
 
 
 def _fixed_cost(head: list[Section], tail: list[Section], renders: bool) -> int:

@@ -8,7 +8,7 @@ paid on every turn, so each says only what applies (docs/prompt.md says why each
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -88,6 +88,7 @@ class TurnTexts:
     tenancy: str
     rules: str
     catalog: str
+    renders: tuple[RenderInput, ...] = ()
 
 
 def turn_texts(
@@ -97,8 +98,10 @@ def turn_texts(
     catalog: tuple[tuple[str, str], ...],
     *,
     carries_contexts: bool,
+    renders: Sequence[ViewRows] = (),
 ) -> TurnTexts:
-    """Every text of Keel's own sections for a turn, and its request, in one call."""
+    """Every text of Keel's own sections for a turn, and its request, in one call; and
+    the role's own state views (`renders`) as their sections take them."""
     return TurnTexts(
         current=current_text(brain, request),
         time=time_text(request.now),
@@ -106,6 +109,7 @@ def turn_texts(
         tenancy=tenancy_text(pins),
         rules=rules_text(carries_contexts=carries_contexts),
         catalog=catalog_text(catalog),
+        renders=tuple(render_input(rows) for rows in renders),
     )
 
 

@@ -105,32 +105,38 @@ class Assembly:
     limits: ModelLimits
     fit: Fit
     counter: str
+    # What a provider request is made of, joined once from the sections when the assembly
+    # is made (each payload reads them; none recomputes them):
+    # the stable system prompt, the part a prompt cache keeps across turns;
+    system_text: str = field(init=False, repr=False, compare=False)
+    # system text that changes from turn to turn (time, tenancy, state renders);
+    state_text: str = field(init=False, repr=False, compare=False)
+    tools: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
+    history: tuple[Message, ...] = field(init=False, repr=False, compare=False)
+    # the last user message: attached contexts, then the current request.
+    tail_text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_place: dict[str, list[Section]] = {}
+        for section in self.sections:
+            by_place.setdefault(section.place, []).append(section)
+
+        def text(place: Place) -> str:
+            return "\n\n".join(s.text for s in by_place.get(place, ()) if s.text)
+
+        tools = tuple(s.tool for s in by_place.get("tool", ()) if s.tool is not None)
+        history = tuple(m for s in by_place.get("history", ()) for m in s.messages)
+        for name, value in (
+            ("system_text", text("system")),
+            ("state_text", text("state")),
+            ("tools", tools),
+            ("history", history),
+            ("tail_text", text("tail")),
+        ):
+            object.__setattr__(self, name, value)
 
     def place(self, place: Place) -> tuple[Section, ...]:
         return tuple(s for s in self.sections if s.place == place)
-
-    @property
-    def system_text(self) -> str:
-        """The stable system prompt: the part a prompt cache keeps across turns."""
-        return "\n\n".join(s.text for s in self.place("system") if s.text)
-
-    @property
-    def state_text(self) -> str:
-        """System text that changes from turn to turn (time, tenancy, state renders)."""
-        return "\n\n".join(s.text for s in self.place("state") if s.text)
-
-    @property
-    def tools(self) -> tuple[ToolSpec, ...]:
-        return tuple(s.tool for s in self.place("tool") if s.tool is not None)
-
-    @property
-    def history(self) -> tuple[Message, ...]:
-        return tuple(m for s in self.place("history") for m in s.messages)
-
-    @property
-    def tail_text(self) -> str:
-        """The last user message: attached contexts, then the current request."""
-        return "\n\n".join(s.text for s in self.place("tail") if s.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -136,6 +136,16 @@ class FailedRule:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Room:
+    """What access.yaml says of one bot in one chat (`Access.room`)."""
+
+    refusal: str | None  # why this bot may take no turn here (`Access.refusal`)
+    closed: str | None  # why no bot may (`Access.room_refusal`)
+    rule: ChatRule | None  # the rule that governs this bot here (`Access.rule_for`)
+    group_rules: tuple[ChatRule, ...]  # every bot's group rule for the chat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Access:
     """`constitution/access.yaml`: every bot's chat rules, and the rules that failed.
 
@@ -194,6 +204,16 @@ class Access:
     def failed_whole(cls, path: str, reason: Skip) -> Access:
         """The file could not be used at all: every turn is refused, with `reason`."""
         return cls(path=path, broken=reason)
+
+    def room(self, bot: str, chat: str, *, dm: bool = False) -> Room:
+        """Everything access.yaml says of `bot` in `chat`, in one look-up: a turn's
+        stages read this value instead of asking again."""
+        return Room(
+            refusal=self.refusal(bot, chat, dm=dm),
+            closed=self.room_refusal(chat),
+            rule=self.rule_for(bot, chat, dm=dm),
+            group_rules=self.group_rules(chat),
+        )
 
     def group_rules(self, chat: str) -> tuple[ChatRule, ...]:
         """Every bot's group rule for this chat (a binding there pins the chat for all bots)."""

@@ -257,10 +257,16 @@ class TurnSettings:
     code_timeout_ms: Mapping[str, int]  # each call of a context's code, by context id
     budgets: Mapping[str, int | None]  # a section's budget in tokens, by section id
     limits: ModelLimits
+    opens: bool  # whether the role may call context_open (`context:read`)
+    always: tuple[str, ...]  # the `always` contexts the role admits, sorted by id
+    # (context id, description) of each `ask` context the role admits, for a role that
+    # opens them: the catalog, the same on every turn of the snapshot.
+    catalog: tuple[tuple[str, str], ...]
 
 
 def _settings(brain: Brain, role: RoleSpec) -> TurnSettings:
     manifest, contexts = brain.manifest, brain.contexts
+    opens = role.can("context:read")
     return TurnSettings(
         role=role,
         knobs=turn_knobs(role, manifest),
@@ -270,6 +276,13 @@ def _settings(brain: Brain, role: RoleSpec) -> TurnSettings:
         code_timeout_ms=PerContext(lambda i: context_code_timeout_ms(contexts[i], role, manifest)),
         budgets=PerSection(SectionBudgets.of(role, manifest)),
         limits=model_limits(role, manifest),
+        opens=opens,
+        always=brain.admitted(role, "always"),
+        catalog=tuple(
+            (ident, contexts[ident].description or "") for ident in brain.admitted(role, "ask")
+        )
+        if opens
+        else (),
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -72,10 +72,11 @@ class Block:
     head: str = ""
     parts: tuple[tuple[str, str], ...] = ()
     tail: str = ""
+    # The text's length, measured once: the fit, the ledger and the journal each read it.
+    chars: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def chars(self) -> int:
-        return len(self.text)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chars", len(self.text))
 
 
 def open_tag(tag: str, context: str, entity: str | None) -> str:

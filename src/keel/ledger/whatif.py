@@ -33,17 +33,17 @@ from keel.assemble.values import Fit, Message
 from keel.brain.knobs import SectionBudgets, context_chars, model_limits, turn_knobs
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
+from keel.budget.blocks import room_advice
 from keel.budget.fit import Fitted, fit_turn
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
 from keel.ledger.chat_context import decision_json
 from keel.link.catalog import catalog
 from keel.link.values import Link
-from keel.store.journal_values import Candidate, Decision, TurnJournal, decisions_of
+from keel.store.journal_values import Candidate, Decision, TurnJournal
 from keel.tokens import TokenCounter
 from keel.turn.assembly import ToolsFor, assemble_turn
-from keel.turn.blocks import room_advice
-from keel.turn.journal import digest
+from keel.turn.journal import decisions_of, digest
 from keel.turn.prepared import PreparedTurn
 
 History = tuple[tuple[Message, ...], int]

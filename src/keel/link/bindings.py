@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from keel.brain.constitution import Room
 from keel.brain.snapshot import Brain
 from keel.brain.specs import Skip
 from keel.errors import Refused
@@ -28,12 +29,13 @@ class PinVerdict:
     refusal: str | None = None
 
 
-def access_bindings(brain: Brain, conversation: Conversation) -> list[Binding]:
-    """Every bot's access.yaml bindings for this chat; the turn's bot's rule first."""
-    rules = sorted(
-        brain.access.group_rules(conversation.chat),
-        key=lambda r: (r.bot != conversation.bot, r.bot),
-    )
+def access_bindings(
+    brain: Brain, conversation: Conversation, room: Room | None = None
+) -> list[Binding]:
+    """Every bot's access.yaml bindings for this chat; the turn's bot's rule first
+    (`room`: what access.yaml says of it, when the turn has looked it up already)."""
+    group = room.group_rules if room is not None else brain.access.group_rules(conversation.chat)
+    rules = sorted(group, key=lambda r: (r.bot != conversation.bot, r.bot))
     return [
         Binding(
             context=context,
@@ -65,7 +67,7 @@ def for_bot(binding: Binding, conversation: Conversation) -> bool:
 
 
 def effective_bindings(
-    brain: Brain, conversation: Conversation, stored: Iterable[Binding]
+    brain: Brain, conversation: Conversation, stored: Iterable[Binding], room: Room | None = None
 ) -> dict[str, Binding]:
     """The strongest binding of each context in this conversation's room, whatever its bot.
 
@@ -73,11 +75,11 @@ def effective_bindings(
     also links this bot's turns is `for_bot`'s answer. Raises `Refused` when access.yaml
     failed for this room: without its rule, no one can say what the room is pinned to.
     """
-    refusal = brain.access.room_refusal(conversation.chat)
+    refusal = room.closed if room is not None else brain.access.room_refusal(conversation.chat)
     if refusal is not None:
         raise Refused(str(refusal))
     found: dict[str, Binding] = {}
-    candidates = access_bindings(brain, conversation) + [
+    candidates = access_bindings(brain, conversation, room) + [
         b for b in stored if covers(b, conversation)
     ]
     for binding in sorted(candidates, key=lambda b: rank(b, conversation)):

@@ -6,14 +6,11 @@ turn to turn and does not break a prompt cache.
 
 from __future__ import annotations
 
+from keel.brain.knobs import turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 
 
 def catalog(brain: Brain, role: RoleSpec) -> tuple[tuple[str, str], ...]:
     """(context id, description) for each ask context the role admits, sorted by id."""
-    if not role.can("context:read"):
-        return ()
-    return tuple(
-        (ident, brain.contexts[ident].description or "") for ident in brain.admitted(role, "ask")
-    )
+    return turn_settings(brain, role).catalog

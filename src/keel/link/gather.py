@@ -15,13 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from keel.brain.constitution import Room
 from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry, RoleSpec
 from keel.errors import Refused, UsageError
-from keel.link.bindings import effective_bindings, for_bot, pin, pins_of
+from keel.link.bindings import effective_bindings, for_bot, pin, pins_of, tenant_of
 from keel.link.reach import find_run, no_role, run_reach
+from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import (
     STICKY,
     STRENGTH,
@@ -46,25 +48,27 @@ def resolve_role(brain: Brain, request: TurnRequest) -> RoleSpec:
     chat's rule or the governing template failed to load): access fails closed, whatever
     role or run the turn names, so a broken rule never lets a room run without its pin.
     """
-    _check_access(brain, request)
+    room = _room(brain, request)
     run = find_run(brain, request.run) if request.role is None and request.run else None
-    return _role(brain, request, run)
+    return _role(brain, request, run, room)
 
 
-def _check_access(brain: Brain, request: TurnRequest) -> None:
+def _room(brain: Brain, request: TurnRequest) -> Room:
+    """What access.yaml says of the turn's bot and chat; raises `Refused` when it refuses."""
     conversation = request.conversation
-    refusal = brain.access.refusal(conversation.bot, conversation.chat, dm=request.dm)
-    if refusal is not None:
-        raise Refused(str(refusal))
+    room = brain.access.room(conversation.bot, conversation.chat, dm=request.dm)
+    if room.refusal is not None:
+        raise Refused(str(room.refusal))
+    return room
 
 
-def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None) -> RoleSpec:
+def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None, room: Room) -> RoleSpec:
     conversation = request.conversation
     name = request.role
     if name is None and run is not None:
         name = run.agent
     if name is None:
-        rule = brain.access.rule_for(conversation.bot, conversation.chat, dm=request.dm)
+        rule = room.rule
         if rule is None or rule.role is None:
             raise UsageError(
                 f"no role given and access.yaml has no rule with a role for bot "
@@ -79,11 +83,14 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None) -> RoleSpe
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resolved:
-    """Who a turn is for, resolved once at its top: its role and the role's settings, and
-    for a run, the entity it is a run of and the reach it carries."""
+    """Who a turn is for, resolved once at its top: what access.yaml says of its room, its
+    role and the role's settings, whether the role ever carries contexts (what its rules
+    section says), and for a run, the entity it is a run of and the reach it carries."""
 
+    room: Room
     role: RoleSpec
     settings: TurnSettings
+    carries_contexts: bool
     run: EntitySpec | None = None
     reach: tuple[ReachEntry, ...] = ()
 
@@ -92,17 +99,20 @@ def resolve_turn(brain: Brain, request: TurnRequest) -> Resolved:
     """The turn's role with its settings, and its run with its reach; raises what linking
     would (`Refused`, `UsageError`, `LinkError`), in the same order, before anything is
     read or written."""
-    _check_access(brain, request)
+    room = _room(brain, request)
     run = find_run(brain, request.run) if request.role is None and request.run else None
-    role = _role(brain, request, run)
+    role = _role(brain, request, run, room)
     settings = turn_settings(brain, role)
+    carries = role.id in roles_carrying_contexts(brain)
     if request.run is None:
         if request.entity is not None or request.reach is not None:
             raise UsageError("an entity or reach needs a run — add --run KIND:ID")
-        return Resolved(role=role, settings=settings)
+        return Resolved(room=room, role=role, settings=settings, carries_contexts=carries)
     run = run or find_run(brain, request.run)
     reach = run_reach(brain, run, override=request.reach, key=request.entity)
-    return Resolved(role=role, settings=settings, run=run, reach=reach)
+    return Resolved(
+        room=room, role=role, settings=settings, carries_contexts=carries, run=run, reach=reach
+    )
 
 
 @dataclass
@@ -198,7 +208,7 @@ def link_turn(
     """
     resolved = resolved if resolved is not None else resolve_turn(brain, request)
     role = resolved.role
-    bindings = effective_bindings(brain, request.conversation, stored.bindings)
+    bindings = effective_bindings(brain, request.conversation, stored.bindings, room=resolved.room)
     collector = _Collector(
         role=role,
         keeps=resolved.settings.keep,
@@ -214,9 +224,9 @@ def link_turn(
     _chat_links(brain, request, collector, bindings, log)
     restart = _reply_links(brain, request, stored.origins, collector, log)
     _code_links(brain, request.attach, collector)
-    _ask_links(brain, request.open, reach, bindings, collector)
+    _ask_links(brain, request.open, reach, bindings, collector, may_open=resolved.settings.opens)
     _kept_links(brain, stored, restart, collector, _can_open(role, reach, bindings))
-    for ident in brain.admitted(role, "always"):
+    for ident in resolved.settings.always:
         collector.offer(brain.contexts[ident], None, "always", explicit=True)
     return LinkResult(
         role=role.id,
@@ -226,6 +236,7 @@ def link_turn(
         restart_features=frozenset(restart),
         pins=collector.pins,
         log=tuple(log),
+        tenant=tenant_of(brain, collector.pins),
     )
 
 
@@ -343,6 +354,8 @@ def _ask_links(
     reach: tuple[ReachEntry, ...],
     bindings: dict[str, Binding],
     collector: _Collector,
+    *,
+    may_open: bool,
 ) -> None:
     role = collector.role
     for entry in opens:
@@ -351,7 +364,7 @@ def _ask_links(
             # The agent asked for a name it made up or misspelt: suggest only what it may
             # open, never the names of every feature's contexts.
             problem = _unknown_open(brain, entry.context, role, reach, bindings)
-        if problem is None and not role.can("context:read"):
+        if problem is None and not may_open:
             problem = (
                 f"role '{role.id}' cannot call context_open — add context:read to its capabilities:"
             )

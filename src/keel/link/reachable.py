@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from keel.brain.snapshot import Brain
 
-# The last snapshot asked about and its answer: a process serves one current brain, and
-# the answer takes a walk over every entity and rule.
-_last: tuple[Brain, frozenset[str]] | None = None
+# The answers for the last few snapshots asked about, newest last: a process serves one
+# current brain (a service or a benchmark, a few side by side), and the answer takes a
+# walk over every entity and rule. Each turn resolves it, so one snapshot's answer must
+# not push out another's that is still in use.
+_KEPT_SNAPSHOTS = 4
+_last: list[tuple[Brain, frozenset[str]]] = []
 
 
 def roles_carrying_contexts(brain: Brain) -> frozenset[str]:
     """The ids of the roles some link can bring a feature context to."""
-    global _last
-    if _last is not None and _last[0] is brain:
-        return _last[1]
+    global _last  # swapped whole, so a thread never reads it half changed
+    kept = _last
+    for known, answer in reversed(kept):
+        if known is brain:
+            return answer
     found = {ident for ident, role in brain.roles.items() if role.contexts}
     found.update(
         entity.agent
@@ -30,5 +35,5 @@ def roles_carrying_contexts(brain: Brain) -> frozenset[str]:
         rule.role for rule in brain.access.rules if rule.role is not None and rule.contexts
     )
     answer = frozenset(found)
-    _last = (brain, answer)
+    _last = [*kept[-(_KEPT_SNAPSHOTS - 1) :], (brain, answer)]
     return answer

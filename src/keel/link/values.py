@@ -145,10 +145,11 @@ class Link:
     kind: LinkKind
     feature: str
     kept: Kept | None = None
+    # (context, entity): what the turn's stages key a link by, made once with the link.
+    pair: tuple[str, str | None] = field(init=False, repr=False, compare=False)
 
-    @property
-    def pair(self) -> tuple[str, str | None]:
-        return (self.context, self.entity)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pair", (self.context, self.entity))
 
     @property
     def shown(self) -> str:
@@ -248,6 +249,8 @@ class LinkResult:
     restart_features: frozenset[str] = frozenset()
     pins: dict[str, str | None] = field(default_factory=dict)
     log: tuple[str, ...] = ()
+    # Whose rows the room may see (`keel.link.bindings.tenant_of` of `pins`).
+    tenant: Tenant | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

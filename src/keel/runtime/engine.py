@@ -175,7 +175,7 @@ class Engine:
             self.store,
             request,
             self.counter,
-            self.tools.for_role,
+            self.tools.tools_for,
             session=session,
             dry_run=dry_run,
             code=self.code,
@@ -575,7 +575,8 @@ class Engine:
                 runner = CodeRunner(root, access=access)
                 runner.start()
                 self._code = runner
-            else:
+            elif self._code.access is not access:
+                # A new snapshot's `code:` (the same one's on every turn until an edit).
                 self._code.reconfigure(access)
             return self._code
 

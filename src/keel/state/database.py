@@ -29,7 +29,7 @@ from keel.errors import StoreError
 from keel.state.files import apply_state
 from keel.state.scripts import run_files
 from keel.state.sqlite_file import make_whole, write_ahead
-from keel.store.sql import STORE_BEGINS, failing_as, reason
+from keel.store.sql import begin_unless_store, failing_as, reason
 from keel.store.store import Store
 
 DB_DIR = ".keel"
@@ -195,10 +195,7 @@ def _real_sqlite_transactions(engine: Engine, *, in_memory: bool) -> None:
         if not in_memory:
             write_ahead(dbapi_connection)
 
-    @event.listens_for(engine, "begin")
-    def _begin(connection: Any) -> None:
-        if not connection.get_execution_options().get(STORE_BEGINS):
-            connection.exec_driver_sql("BEGIN")
+    event.listen(engine, "begin", begin_unless_store)
 
 
 def _fix(url: URL) -> str:

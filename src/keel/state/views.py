@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -42,9 +43,9 @@ from sqlalchemy import Connection, CursorResult
 from sqlalchemy.exc import SQLAlchemyError
 
 from keel.brain.files import MANIFEST_PATH
-from keel.brain.specs import ViewRef
+from keel.brain.specs import ContextSpec, ViewRef
 from keel.budget.rows import ViewRows
-from keel.link.values import Tenant
+from keel.link.values import Link, Tenant
 from keel.log import logger, shown
 
 LOG = logger("state")
@@ -70,6 +71,41 @@ def late_warnings(views: Iterable[ViewRows], timeout_ms: int) -> tuple[str, ...]
         for rows in views
         if rows.problem == too_slow(timeout_ms)
     )
+
+
+@dataclass(slots=True, kw_only=True)
+class TurnViews:
+    """The state views one turn reads, in its transaction: each linked context's (`of`, by
+    the link's key), the role's own (`own`), every read filtered to the room's `tenant`
+    and bounded by `timeout_ms`. It keeps what it read, for the turn's journal (`read`),
+    and a warning for each view that ran out of time (`late`)."""
+
+    connection: Connection
+    contexts: Mapping[str, ContextSpec]
+    rows: int  # `state.rows`: at most this many rows of each view
+    timeout_ms: int
+    tenant: Tenant | None = None
+    read: dict[tuple[str, str | None], tuple[ViewRows, ...]] = field(default_factory=dict)
+    late: list[str] = field(default_factory=list)
+
+    def of(self, link: Link) -> tuple[ViewRows, ...]:
+        """A linked context's views as they are now."""
+        views = self._each((ref, link.entity) for ref in self.contexts[link.context].data)
+        self.read[link.pair] = views
+        return views
+
+    def own(self, views: Iterable[str]) -> tuple[ViewRows, ...]:
+        """Views a role reads as its own state, whole (no key)."""
+        return self._each((ViewRef(view=view), None) for view in views)
+
+    def _each(self, refs: Iterable[tuple[ViewRef, str | None]]) -> tuple[ViewRows, ...]:
+        limit, timeout_ms, tenant = self.rows, self.timeout_ms, self.tenant
+        views = tuple(
+            read_view(self.connection, ref, key, limit=limit, timeout_ms=timeout_ms, tenant=tenant)
+            for ref, key in refs
+        )
+        self.late.extend(late_warnings(views, timeout_ms))
+        return views
 
 
 def read_view(

@@ -124,7 +124,14 @@ def history_count(conn: Connection, conversation: Conversation, *, before_turn: 
 
 def messages(rows: Iterable[tuple[str, str]]) -> tuple[Message, ...]:
     """(speaker, text) pairs as messages, in the order given."""
-    return tuple(Message(role=_speaker(speaker), text=text) for speaker, text in rows)
+    speakers = _SPEAKERS  # a turn reads up to 200: a look-up each, not a loop
+    return tuple(
+        Message(role=speakers.get(speaker) or _speaker(speaker), text=text)
+        for speaker, text in rows
+    )
+
+
+_SPEAKERS: dict[str, Speaker] = {speaker: speaker for speaker in SPEAKERS}
 
 
 def _speaker(value: str) -> Speaker:

@@ -11,6 +11,7 @@ re-render is exact), None as null.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
@@ -81,7 +82,7 @@ def data_json(journal: TurnJournal) -> dict[str, Any]:
             }
             for s in journal.sections
         ],
-        "fit": journal.fit.to_json() if journal.fit is not None else None,
+        "fit": asdict(journal.fit) if journal.fit is not None else None,
         "counter": journal.counter,
     }
 

@@ -14,14 +14,14 @@ model input can be shown again as it was sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 from keel.assemble.values import Fit
 from keel.brain.knobs import TurnKnobs
 from keel.brain.specs import ReachEntry
-from keel.budget.fit import Fitted, Knob
+from keel.budget.fit import Knob
 from keel.budget.rows import ViewRows
 from keel.link.values import Conversation, Link, Refusal, Stored, TurnRequest
 
@@ -134,10 +134,3 @@ class TurnJournal:
     @property
     def stubbed(self) -> tuple[Decision, ...]:
         return tuple(d for d in self.decisions if not d.attached)
-
-
-def decisions_of(links: Sequence[Link], fitted: Fitted) -> tuple[Decision, ...]:
-    """What fitting made of each link, in the links' order."""
-    decided = {a.link.pair: Decision(link=a.link, chars=a.block.chars) for a in fitted.attached}
-    decided.update({s.link.pair: Decision(link=s.link, knob=s.knob) for s in fitted.stubs})
-    return tuple(decided[link.pair] for link in links)

@@ -39,6 +39,14 @@ _LOOKUP = (
     .where(*_MESSAGE, _ORIGINS.c.message_id.in_(bindparam("ids", expanding=True)))
     .order_by(_ORIGINS.c.id, _REACH.c.position)
 )
+# A reply names one message nearly always: that look-up needs no expanding IN, which
+# SQLAlchemy would rewrite at every execution.
+_LOOKUP_ONE = (
+    select(_ORIGINS, _REACH.c.context, _REACH.c.entity)
+    .select_from(_ORIGINS.outerjoin(_REACH, _REACH.c.origin_id == _ORIGINS.c.id))
+    .where(*_MESSAGE, _ORIGINS.c.message_id == bindparam("id"))
+    .order_by(_ORIGINS.c.id, _REACH.c.position)
+)
 _RESOLVE = (
     update(_ORIGINS)
     .where(
@@ -100,7 +108,11 @@ def origins(
 
 def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[str, Origin]:
     rows: dict[str, list[Row[tuple[object, ...]]]] = {}
-    for row in conn.execute(_LOOKUP, {"bot": bot, "chat": chat, "ids": list(ids)}):
+    if len(ids) == 1:
+        found = conn.execute(_LOOKUP_ONE, {"bot": bot, "chat": chat, "id": ids[0]})
+    else:
+        found = conn.execute(_LOOKUP, {"bot": bot, "chat": chat, "ids": list(ids)})
+    for row in found:
         rows.setdefault(row.message_id, []).append(row)
     return {message_id: _origin(group) for message_id, group in rows.items()}
 

@@ -22,7 +22,7 @@ from keel.link.values import Binding, Conversation, KeptLink
 from keel.store import schema
 from keel.store.bindings import COVERING
 from keel.store.history import BEFORE, NEWEST_FIRST, messages
-from keel.store.keep import OF_CONVERSATION, ORDER, kept_link
+from keel.store.keep import OF_CONVERSATION, kept_link
 from keel.store.sql import conversation_key, unkey
 
 _BINDINGS, _KEPT, _MESSAGES = schema.bindings, schema.kept, schema.messages
@@ -34,22 +34,21 @@ def _part(number: int) -> Any:
     return literal_column(str(number)).label("part")
 
 
-def _nth(*order: Any) -> Any:
-    return func.row_number().over(order_by=order).label("n")
-
-
-# Built once. Each part keeps its own order (`n`) and puts its values in columns a..e:
-# bindings (context, entity, thread, bot), kept links (context, entity, kind, feature,
-# until_turn), history newest first (speaker, text), then how many messages there are
-# before the turn in all (e) — counted on the index alone, as `history_count` does.
+# Built once. Each part puts its values in columns a..e: bindings (context, entity,
+# thread, bot), kept links (context, entity, kind, feature, until_turn), the newest
+# messages (speaker, text, turn, id), then how many messages there are before the turn
+# in all (e) — counted on the index alone, as `history_count` does.
+# Nothing is sorted in SQL but the newest messages, which the index gives in order: a
+# window or a sort of the whole union cost SQLite more than the rest of the query, and
+# each part's few rows are put in their order here (`recall`), as each part's own query
+# orders them (string keys compare alike in SQLite and Python).
 _NEWEST = (
     select(
         _part(2),
-        _nth(*NEWEST_FIRST),
         _MESSAGES.c.speaker.label("a"),
         _MESSAGES.c.text.label("b"),
-        null().label("c"),
-        null().label("d"),
+        _MESSAGES.c.turn.label("c"),
+        _MESSAGES.c.id.label("d"),
         null().label("e"),
     )
     .where(*BEFORE)
@@ -60,7 +59,6 @@ _NEWEST = (
 _RECALL = union_all(
     select(
         _part(0),
-        _nth(_BINDINGS.c.thread, _BINDINGS.c.bot, _BINDINGS.c.context),
         _BINDINGS.c.context.label("a"),
         _BINDINGS.c.entity.label("b"),
         _BINDINGS.c.thread.label("c"),
@@ -69,7 +67,6 @@ _RECALL = union_all(
     ).where(*COVERING),
     select(
         _part(1),
-        _nth(*ORDER),
         _KEPT.c.context,
         _KEPT.c.entity,
         _KEPT.c.kind,
@@ -77,10 +74,8 @@ _RECALL = union_all(
         _KEPT.c.until_turn,
     ).where(*OF_CONVERSATION),
     select(_NEWEST),
-    select(_part(3), literal_column("0"), null(), null(), null(), null(), func.count()).where(
-        *BEFORE
-    ),
-).order_by("part", "n")
+    select(_part(3), null(), null(), null(), null(), func.count()).where(*BEFORE),
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -133,27 +128,31 @@ def recall(
     """The conversation's bindings, kept links and newest `limit` messages before
     `before_turn`, in one query."""
     params = {**conversation_key(conversation), "whole": "", "before": before_turn}
-    bindings: list[Binding] = []
-    kept: list[KeptLink] = []
-    newest: list[tuple[str, str]] = []
+    parts: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
     total = 0
-    for part, _, a, b, c, d, e in conn.execute(_RECALL, {**params, "limit": limit}).all():
-        if part == 0:
-            chat, thread, bot = conversation.chat, unkey(c), unkey(d)
-            binding = Binding(context=a, entity=unkey(b), chat=chat, thread=thread, bot=bot)
-            bindings.append(binding)
-        elif part == 1:
-            kept.append(kept_link(a, b, c, d, e))
-        elif part == 2:
-            newest.append((a, b))
-        else:
+    for part, a, b, c, d, e in conn.execute(_RECALL, {**params, "limit": limit}).all():
+        if part == 3:
             total = int(e)
+        else:
+            parts[part].append((a, b, c, d, e))
+    bound, keeps, newest = parts
+    # Each part in its own query's order: bindings by (thread, bot, context), kept links
+    # by (context, entity), the messages oldest first (by turn, then as recorded).
+    bound.sort(key=lambda r: (r[2], r[3], r[0]))
+    keeps.sort(key=lambda r: (r[0], r[1]))
+    newest.sort(key=lambda r: (r[2], r[3]))
+    chat = conversation.chat
+    bindings = [
+        Binding(context=a, entity=unkey(b), chat=chat, thread=unkey(c), bot=unkey(d))
+        for a, b, c, d, _ in bound
+    ]
+    kept = [kept_link(a, b, c, d, e) for a, b, c, d, e in keeps]
     return Recalled(
         before_turn=before_turn,
         limit=limit,
         total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
-        history=messages(reversed(newest)),
+        history=messages((a, b) for a, b, _, _, _ in newest),
         floor=min((k.until_turn for k in kept), default=None),
     )

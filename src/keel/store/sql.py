@@ -35,6 +35,14 @@ DIALECTS = ("sqlite", "postgresql")
 # a BEGIN sent there would only be committed empty before the real one.
 STORE_BEGINS = "keel_store_begins"
 
+
+def begin_unless_store(connection: Any) -> None:
+    """A SQLite engine's `begin` hook (`keel.state.database`): SQLAlchemy's transaction
+    becomes a real one (BEGIN), except on the store's connections, which begin their own."""
+    if not connection.get_execution_options().get(STORE_BEGINS):
+        connection.exec_driver_sql("BEGIN")
+
+
 # A surrogate key that is a 64-bit integer on PostgreSQL and SQLite's own rowid alias.
 BigId = BigInteger().with_variant(Integer, "sqlite")
 

@@ -24,7 +24,7 @@ from sqlalchemy import Connection
 from keel.assemble.values import Message, Speaker
 from keel.brain.specs import EntityKind
 from keel.errors import StoreError
-from keel.link.values import Binding, Conversation, KeptLink, Origin
+from keel.link.values import Binding, Conversation, KeptLink, Origin, Stored
 from keel.payload.sessions import SessionState
 from keel.store import bindings as _bindings
 from keel.store import cards as _cards
@@ -55,6 +55,7 @@ from keel.store.run_values import (
     UsageRow,
 )
 from keel.store.sql import failing_as
+from keel.store.turn_io import HISTORY_READ, TurnRecords, TurnState
 
 
 class Tx:
@@ -93,6 +94,48 @@ class Tx:
             )
         with failing_as(what):
             yield self._conn
+
+    # One turn: what it reads at its top, what it writes at its end
+
+    def read_turn(
+        self,
+        conversation: Conversation,
+        *,
+        reply_to: tuple[str, ...] = (),
+        session: str | None = None,
+    ) -> TurnState:
+        """Count a new turn of the conversation and read what bears on it (`TurnState`);
+        `session` names a CLI session whose last-sent state the turn needs."""
+        chat = conversation.chat
+        origins = self.origins(conversation.bot, chat, reply_to) if reply_to else ()
+        turn = self.next_turn(conversation)
+        bindings = self.bindings_here(conversation)
+        kept = self.kept(conversation)
+        history = self.history(conversation, before_turn=turn, limit=HISTORY_READ)
+        older = 0
+        if len(history) >= HISTORY_READ:
+            older = self.history_count(conversation, before_turn=turn) - len(history)
+        return TurnState(
+            stored=Stored(turn=turn, origins=origins, bindings=bindings, kept=kept),
+            history=history,
+            older=older,
+            sent=self.session_state(session) if session is not None else None,
+            views=self.connection,
+        )
+
+    def record_turn(self, records: TurnRecords) -> int:
+        """Write what a turn decided (`TurnRecords`); return its journal's stable id."""
+        conversation, turn = records.conversation, records.turn
+        if records.said is not None:
+            self.record_message(
+                conversation, turn=turn, at=records.at, speaker="user", text=records.said
+            )
+        if records.session is not None:
+            self.save_session(*records.session)
+        self.keep(conversation, records.keep)
+        self.expire(conversation, turn)
+        self.record_ledger(records.ledger)
+        return self.record_journal(records.journal)
 
     # Turns
 

@@ -19,6 +19,7 @@ from typing import Any
 from keel.brain.knobs import turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ReachEntry
+from keel.budget.blocks import render_views
 from keel.code.runner import CodeRunner
 from keel.errors import Refused
 from keel.link.bindings import pin, tenant_of
@@ -26,7 +27,7 @@ from keel.link.gather import link_turn
 from keel.link.values import Stored, TurnRequest
 from keel.store import Tx
 from keel.tools.registry import Tool, ToolContext
-from keel.turn.blocks import read_link_views, render_views
+from keel.turn.blocks import read_link_views
 from keel.turn.code import Rendered, render
 
 STRING = {"type": "string"}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from keel.assemble.values import ToolCall, ToolSpec
@@ -63,10 +64,15 @@ class Tool(ToolSpec):
 class Registry:
     """Tools by name; a name is registered once."""
 
-    __slots__ = ("_tools", "_validators")
+    __slots__ = ("_tools", "_validators", "tools_for")
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._validators: dict[str, Validator] = {}
+        # `for_role`, worked out once per role: a role's tools are the same on every turn
+        # (a role is a value of its brain snapshot; an edited one is another key).
+        self.tools_for: Callable[[RoleSpec], tuple[ToolSpec, ...]] = lru_cache(maxsize=256)(
+            self.for_role
+        )
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:

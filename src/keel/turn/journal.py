@@ -11,7 +11,7 @@ text is kept as it was sent (history's as a count of the chat's messages it show
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from keel.assemble.values import Assembly
@@ -21,16 +21,17 @@ from keel.brain.specs import ReachEntry
 from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.values import RenderAnswer
-from keel.link.values import LinkResult, Stored, TurnRequest
+from keel.link.values import Link, LinkResult, Stored, TurnRequest
 from keel.store.journal_values import (
     Candidate,
     CodeAnswer,
+    Decision,
     JournalReplay,
     SectionSize,
     TurnJournal,
-    decisions_of,
 )
-from keel.turn.blocks import ViewsRead, sections_of
+
+ViewsRead = Mapping[tuple[str, str | None], tuple[ViewRows, ...]]
 
 
 @lru_cache(maxsize=4096)
@@ -74,7 +75,7 @@ def journal_of(
                 instructions_chars=len(context.instructions),
                 instructions_sha=digest(context.instructions),
                 views=read.get(link.pair),
-                sections=sections_of(sections.get(link.pair)),
+                sections=_sections_of(sections.get(link.pair)),
                 sections_missing=failure is not None,
                 sections_failure=str(failure) if failure is not None else None,
             )
@@ -98,6 +99,18 @@ def journal_of(
         counter=assembly.counter if assembly is not None else None,
         replay=JournalReplay(stored=stored, candidates=tuple(candidates), renders=renders),
     )
+
+
+def _sections_of(answer: RenderAnswer | None) -> tuple[tuple[str, str], ...]:
+    """A render's sections as (key, text), as its block placed them."""
+    return () if answer is None else tuple((s.key, s.text) for s in answer.sections)
+
+
+def decisions_of(links: Sequence[Link], fitted: Fitted) -> tuple[Decision, ...]:
+    """What fitting made of each link, in the links' order."""
+    decided = {a.link.pair: Decision(link=a.link, chars=a.block.chars) for a in fitted.attached}
+    decided.update({s.link.pair: Decision(link=s.link, knob=s.knob) for s in fitted.stubs})
+    return tuple(decided[link.pair] for link in links)
 
 
 def _sections(assembly: Assembly) -> tuple[SectionSize, ...]:

@@ -5,22 +5,24 @@ This is the edge where the pure stages meet the database. Brain code is asked fi
 hung call holds no lock. Then `prepare_in` runs the stages, in order, in the caller's
 transaction:
 
-1. read stored state: count the turn, read the origins of the messages it replies to,
-   the bindings and the kept links;
+1. read (`Tx.read_turn`, one call): count the turn and read its stored state — the
+   origins of the messages it replies to, the bindings, the kept links, the history, a
+   CLI session's last state;
 2. link it (`keel.link`), and log what was refused;
-3. fit: render the linked contexts within their budgets (`keel.turn.blocks`, with their
-   code's `render`), and read the role's own state views;
-4. read the conversation's history, then record this turn's input; for a CLI agent's
-   session, work out what it has not been sent yet;
-5. assemble the model input (`keel.turn.assembly`) and check that it fits — a turn that
+3. fit: render the linked contexts within their budgets (`keel.budget.blocks`, each
+   one's views read through the turn's `keel.state.views.TurnViews`, with its code's
+   `render`), and read the role's own state views; for a CLI agent's session, work out
+   what it has not been sent yet;
+4. assemble the model input (`keel.turn.assembly`) and check that it fits — a turn that
    does not raises `FitOverflow`, and so records nothing;
-6. record: keep the inferred links, expire old ones, write the ledger and journal the
-   turn (what it decided, the sections' sizes and the fit, the view rows a re-fit needs).
+5. record (`Tx.record_turn`, one call): this turn's input, a session's state, the
+   inferred links kept and old ones expired, the ledger, and the journal (what it
+   decided, the sections' sizes and the fit, the view rows a re-fit needs).
 
 `prepare` wraps them in a transaction of its own; a run writes its step's row in the
 same transaction (`keel.runs.agent`). Everything a turn writes goes in that one
 transaction, so a turn refused half way leaves nothing behind. A dry run does all of it,
-then rolls the transaction back. Without a token counter (`prepare_turn`), step 5 is
+then rolls the transaction back. Without a token counter (`prepare_turn`), step 4 is
 skipped: the turn is prepared and journaled without sections or fit.
 """
 
@@ -28,36 +30,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sqlalchemy import Connection
-
-from keel.assemble.fit import ensure_fits
 from keel.assemble.values import Assembly, Message
-from keel.brain.knobs import TurnSettings
 from keel.brain.snapshot import Brain
-from keel.brain.specs import RoleSpec, ViewRef
-from keel.budget.rows import ViewRows
+from keel.brain.specs import RoleSpec
+from keel.budget.blocks import fit_blocks
 from keel.code.runner import CodeRunner
 from keel.errors import UsageError
-from keel.link.bindings import tenant_of
-from keel.link.catalog import catalog
 from keel.link.gather import Resolved, link_turn, resolve_turn
-from keel.link.values import Conversation, LinkResult, Stored, Tenant, TurnRequest
+from keel.link.values import Conversation, LinkResult, Tenant, TurnRequest
 from keel.log import logger
 from keel.payload.sessions import session_delta
-from keel.state.views import late_warnings, read_view
+from keel.state.views import TurnViews
 from keel.store import Tx
 from keel.store.store import Store
+from keel.store.turn_io import HISTORY_READ, TurnRecords
 from keel.tokens import TokenCounter
 from keel.turn.assembly import ToolsFor, assemble_turn
-from keel.turn.blocks import ViewsRead, fit_read
 from keel.turn.code import MATCH_LINES, Asked, Rendered, Room, ask, journaled, render
 from keel.turn.journal import journal_of
 from keel.turn.ledger import ledger_entries
 from keel.turn.prepared import PreparedTurn, Session
 
 LOG = logger("turn")
-# Earlier messages read per turn; older ones only count in history's notice.
-HISTORY_READ = 200
 # Before every turn there is: the room's lines so far, whatever the turn's number.
 EVERY_TURN = 2**62
 
@@ -156,25 +150,34 @@ def prepare_in(
     conversation = request.conversation
     in_session = session if session is not None and role.agent == "cli" else None
     # 1. read stored state
-    stored = read_stored(tx, request)
-    history, older = read_history(tx, conversation, stored.turn)
-    sent = tx.session_state(in_session.id) if in_session is not None else None
-    reader = tx.connection
+    state = tx.read_turn(
+        conversation,
+        reply_to=request.reply_to,
+        session=in_session.id if in_session is not None else None,
+    )
+    stored = state.stored
     # 2. link
     result = link_turn(brain, request, stored, resolved)
     if not dry_run:
         _log_link(conversation, stored.turn, result)
-    tenant = tenant_of(brain, result.pins)
+    tenant = result.tenant
     # 3. fit
     rendered = Rendered()
     if code is not None:
-        rendered = render(code, brain, settings, result.links, reader, tenant)
-    fitted, read = fit_read(brain, settings, result.links, reader, tenant, rendered.answers)
-    renders = _renders(brain, settings, reader, tenant)
+        rendered = render(code, brain, settings, result.links, state.views, tenant)
+    views = TurnViews(
+        connection=state.views,
+        contexts=brain.contexts,
+        rows=settings.knobs.rows,
+        timeout_ms=settings.read_timeout_ms,
+        tenant=tenant,
+    )
+    fitted = fit_blocks(brain, settings, result.links, views.of, rendered.answers)
+    renders = views.own(tuple(v for v in role.state if v not in brain.claimed_views))
     session_text, session_state = None, None
-    if in_session is not None and sent is not None:
+    if in_session is not None and state.sent is not None:
         session_text, session_state = session_delta(
-            sent, fitted.attached, compacted=in_session.compacted
+            state.sent, fitted.attached, compacted=in_session.compacted
         )
     prepared = PreparedTurn(
         turn=stored.turn,
@@ -182,19 +185,13 @@ def prepare_in(
         attached=fitted.attached,
         stubs=fitted.stubs,
         refused=result.refused,
-        catalog=catalog(brain, role),
+        catalog=settings.catalog,
         pins=result.pins,
-        log=(
-            *result.log,
-            *asked.warnings,
-            *rendered.warnings,
-            *_withheld(tenant),
-            *_late(settings, read, renders),
-        ),
+        log=(*result.log, *asked.warnings, *rendered.warnings, *_withheld(tenant), *views.late),
         engage=asked.engage,
         renders=renders,
-        history=history,
-        history_older=older,
+        history=state.history,
+        history_older=state.older,
         session_text=session_text,
         dry_run=dry_run,
     )
@@ -209,17 +206,17 @@ def prepare_in(
             given.tools,
             contexts=session_text,
             settings=settings,
+            carries_contexts=resolved.carries_contexts,
+            refuse_overflow=True,
         )
-        ensure_fits(assembly)
     # 5. record: the input, a session's state, kept links, the ledger and the journal
-    entries = ledger_entries(request, stored.turn, result.role, fitted)
     journal = journal_of(
         brain,
         request,
         stored,
         result,
         fitted,
-        read,
+        views.read,
         settings=settings,
         reach=resolved.reach,
         catalog=prepared.catalog,
@@ -229,18 +226,22 @@ def prepare_in(
         code=journaled(asked),
         rendered=rendered.answers,
     )
-    # A run's input is its own instructions (a beat's prompt, a pipeline's, an event), not
-    # something a person said in the chat: later turns there must not read it as history.
-    if request.input and request.run is None:
-        tx.record_message(
-            conversation, turn=stored.turn, at=request.now, speaker="user", text=request.input
+    ident = tx.record_turn(
+        TurnRecords(
+            conversation=conversation,
+            turn=stored.turn,
+            at=request.now,
+            # A run's input is its own instructions (a beat's prompt, a pipeline's, an
+            # event), not something a person said: later turns must not read it as history.
+            said=request.input if request.input and request.run is None else None,
+            session=(in_session.id, session_state)
+            if in_session is not None and session_state is not None
+            else None,
+            keep=result.keep,
+            ledger=tuple(ledger_entries(request, stored.turn, result.role, fitted)),
+            journal=journal,
         )
-    if in_session is not None and session_state is not None:
-        tx.save_session(in_session.id, session_state)
-    tx.keep(conversation, result.keep)
-    tx.expire(conversation, stored.turn)
-    tx.record_ledger(entries)
-    ident = tx.record_journal(journal)
+    )
     if dry_run:
         return replace(prepared, journal=journal), assembly
     return replace(prepared, id=ident, journal=replace(journal, id=ident)), assembly
@@ -307,51 +308,9 @@ def _withheld(tenant: Tenant | None) -> tuple[str, ...]:
 # Reading the stores
 
 
-def read_stored(tx: Tx, request: TurnRequest) -> Stored:
-    """Count the turn, and read what the stores hold that bears on it."""
-    conversation = request.conversation
-    origins = (
-        tx.origins(conversation.bot, conversation.chat, request.reply_to)
-        if request.reply_to
-        else ()
-    )
-    return Stored(
-        turn=tx.next_turn(conversation),
-        origins=origins,
-        bindings=tx.bindings_here(conversation),
-        kept=tx.kept(conversation),
-    )
-
-
-def _renders(
-    brain: Brain, settings: TurnSettings, reader: Connection, tenant: Tenant | None
-) -> tuple[ViewRows, ...]:
-    """The role's own state views, those no context claims (a claimed view travels with it),
-    filtered to the room's tenant like every other view read in the room."""
-    return tuple(
-        read_view(
-            reader,
-            ViewRef(view=view),
-            None,
-            limit=settings.knobs.rows,
-            timeout_ms=settings.read_timeout_ms,
-            tenant=tenant,
-        )
-        for view in settings.role.state
-        if view not in brain.claimed_views
-    )
-
-
-def _late(
-    settings: TurnSettings, read: ViewsRead, renders: tuple[ViewRows, ...]
-) -> tuple[str, ...]:
-    """A warning for each view the turn read that ran out of time, and so is a stub."""
-    views = (*(rows for link_views in read.values() for rows in link_views), *renders)
-    return late_warnings(views, settings.read_timeout_ms)
-
-
 def read_history(tx: Tx, conversation: Conversation, turn: int) -> tuple[tuple[Message, ...], int]:
-    """The newest messages before `turn`, and how many older ones were not even read."""
+    """The newest messages before `turn`, and how many older ones were not even read
+    (as a turn reads them, for a turn read again later)."""
     history = tx.history(conversation, before_turn=turn, limit=HISTORY_READ)
     if len(history) < HISTORY_READ:
         return history, 0
