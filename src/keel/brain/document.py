@@ -18,7 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from keel.brain.limits import MAX_EXACT_YAML_CHARS, MAX_YAML_CHARS, MAX_YAML_DEPTH
-from keel.brain.quickyaml import Unsure, quick_load
+from keel.brain.quickyaml import Unsure, plain_load, quick_load
 from keel.brain.yamlread import (
     PARSER_SLIPS,
     ShapeError,
@@ -150,8 +150,11 @@ def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
 
 
 def _fast(text: str) -> Any:
-    """The document by a C parser: the quick reader where it vouches for the value, else
-    ruamel's C loader. Raises `ShapeError`, or what ruamel's C parser raises."""
+    """The document by the plain reader, or a C parser: the quick reader where it vouches
+    for the value, else ruamel's C loader. Raises `ShapeError`, or what ruamel's C parser
+    raises."""
+    with contextlib.suppress(Unsure):
+        return plain_load(text)  # within the bounds whenever it reads a document
     try:
         check_shape(text, fast_events)
     except YAML_PROBLEMS:
@@ -162,7 +165,7 @@ def _fast(text: str) -> Any:
             return quick_load(text, walk=True)
         raise
     try:
-        return quick_load(text)
+        return quick_load(text, plain=False)
     except Unsure:
         return fast_load(text)
 

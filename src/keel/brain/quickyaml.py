@@ -28,13 +28,16 @@ hook on a warm snapshot cache) never loads it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.resolver import Resolver
 
+from keel.brain.limits import MAX_YAML_NODES
 from keel.brain.yamlread import PARSER_SLIPS, check_shape, has_anchor
 
 
@@ -62,12 +65,16 @@ _PARTING_CHARS = ("\t", "\x85", "\u2028", "\u2029")
 _ADJACENT = ('":', "':", "]:", "}:")
 
 
-def quick_load(text: str, *, walk: bool = False) -> Any:
+def quick_load(text: str, *, walk: bool = False, plain: bool = True) -> Any:
     """The document's data, equal to what the exact YAML 1.2 parser gives; else `Unsure`.
 
     The caller proves the document's shape first (`check_shape`), or asks for `walk`: then
     the shape is proved on libyaml's own events, and a `ShapeError` may be raised.
+    `plain`: try `plain_load` first (False: the caller did).
     """
+    if plain and not walk:
+        with contextlib.suppress(Unsure):
+            return plain_load(text)
     if _parts_ways(text) or has_anchor(text):
         raise Unsure
     reader = _libyaml()
@@ -212,3 +219,205 @@ def _events(
 
 def _unsure(_text: str) -> Any:
     raise Unsure
+
+
+# -- the plain reader ----------------------------------------------------------------------
+#
+# Most brain frontmatter is a handful of `key: value` lines: words, a flow list of words
+# (`when: [chat, ask]`), a block list (`data:` then `  - view`), a one-line flow mapping
+# (`- { view: v, by: id }`), a mapping of such under a key. For those a few string
+# operations per line give the value; composing libyaml's node tree took most of a load.
+# Anything else, or anything the reader is not sure of, is declined (`Unsure`), and the
+# document is read by libyaml as before: so the value is always the exact parser's, every
+# error comes from the parsers that always reported it, and no line is ever guessed.
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+# A plain scalar starting with one of these is an indicator, or may be: declined.
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_FLOW_CHARS = ("[", "]", "{", "}")
+# No document this reader accepts can reach the node bound: it holds fewer nodes than
+# characters, and declines anything longer than this.
+_PLAIN_MAX_CHARS = MAX_YAML_NODES // 2
+# What YAML refuses (ruamel's reader: `NON_PRINTABLE`), and a byte order mark: declined, so
+# the parser that always refused it still does.
+_UNPRINTABLE = re.compile(
+    "[^\t\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def plain_load(text: str) -> Any:
+    """The data of a plain document (see above), equal to the exact parser's; else `Unsure`.
+
+    Its nesting stays within a few levels and its nodes under the bound, so the caller
+    needs no `check_shape` for a document this reads.
+    """
+    if len(text) > _PLAIN_MAX_CHARS or "\r" in text or _UNPRINTABLE.search(text):
+        raise Unsure
+    if _parts_ways(text):
+        raise Unsure
+    lines: list[tuple[int, str]] = []
+    for raw in text.split("\n"):
+        line = raw.rstrip(" ")
+        content = line.lstrip(" ")
+        if not content or content[0] == "#":
+            continue
+        if " #" in content or line.startswith(("---", "...")):
+            raise Unsure
+        lines.append((len(line) - len(content), content))
+    if not lines:
+        raise Unsure  # empty, or only comments: libyaml says what that is
+    data, end = _plain_map(lines, 0, lines[0][0], depth=0)
+    if end != len(lines):
+        raise Unsure
+    return data
+
+
+def _plain_map(
+    lines: list[tuple[int, str]], pos: int, indent: int, *, depth: int
+) -> tuple[dict[str, Any], int]:
+    data: dict[str, Any] = {}
+    while pos < len(lines):
+        at, line = lines[pos]
+        if at < indent:
+            break
+        key, colon, rest = line.partition(":")
+        if at > indent or not colon or (rest and rest[0] != " "):
+            raise Unsure
+        if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT or key in data:
+            raise Unsure
+        rest = rest.strip(" ")
+        pos += 1
+        if rest:
+            data[key] = _plain_value(rest)
+            continue
+        if pos < len(lines) and lines[pos][0] > indent:
+            if depth >= 3:
+                raise Unsure
+            inner, first = lines[pos]
+            if first == "-" or first.startswith("- "):
+                data[key], pos = _plain_list(lines, pos, inner)
+            else:
+                data[key], pos = _plain_map(lines, pos, inner, depth=depth + 1)
+        else:
+            data[key] = None
+    return data, pos
+
+
+def _plain_list(lines: list[tuple[int, str]], pos: int, indent: int) -> tuple[list[Any], int]:
+    items: list[Any] = []
+    while pos < len(lines):
+        at, line = lines[pos]
+        if at < indent:
+            break
+        if at > indent or not line.startswith("- "):
+            raise Unsure
+        items.append(_plain_value(line[2:].strip(" ")))
+        pos += 1
+    return items, pos
+
+
+def _plain_value(text: str) -> Any:
+    """A value on its key's line (or a list item's): a scalar or a flat flow collection."""
+    first = text[0]
+    if first == "[":
+        return _flow_list(text)
+    if first == "{":
+        return _flow_map(text)
+    if first in "'\"":
+        return _quoted(text)
+    if _unsure_plain(text) or any(char in text for char in _FLOW_CHARS):
+        raise Unsure
+    return _scalar(text)
+
+
+def _flow_list(text: str) -> list[Any]:
+    if not text.endswith("]"):
+        raise Unsure
+    inner = text[1:-1]
+    if not inner.strip(" "):
+        return []
+    return [_flow_scalar(item.strip(" ")) for item in _flow_items(inner)]
+
+
+def _flow_map(text: str) -> dict[str, Any]:
+    if not text.endswith("}"):
+        raise Unsure
+    inner = text[1:-1]
+    data: dict[str, Any] = {}
+    if not inner.strip(" "):
+        return data
+    for pair in _flow_items(inner):
+        key, colon, value = pair.strip(" ").partition(":")
+        if not colon or not value.startswith(" "):
+            raise Unsure
+        if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT or key in data:
+            raise Unsure
+        data[key] = _flow_scalar(value.strip(" "))
+    return data
+
+
+def _unsure_plain(text: str) -> bool:
+    """Whether a plain scalar might be read otherwise: an indicator first, a `:` that may
+    start a value."""
+    return text[0] in _INDICATORS or ": " in text or " :" in text or text.endswith(":")
+
+
+def _flow_items(inner: str) -> list[str]:
+    if any(char in inner for char in _FLOW_CHARS):
+        raise Unsure  # nested collections
+    items = inner.split(",")
+    if not items[-1].strip(" "):
+        raise Unsure  # a trailing comma
+    return items
+
+
+def _flow_scalar(text: str) -> Any:
+    if not text:
+        raise Unsure
+    if text[0] in "'\"":
+        return _quoted(text)
+    if _unsure_plain(text):
+        raise Unsure
+    return _scalar(text)
+
+
+def _quoted(text: str) -> str:
+    """A one-line quoted scalar with no escapes but `''`."""
+    quote = text[0]
+    if len(text) < 2 or text[-1] != quote:
+        raise Unsure
+    inner = text[1:-1]
+    if quote == "'":
+        if "'" in inner.replace("''", ""):
+            raise Unsure
+        return inner.replace("''", "'")
+    if '"' in inner or "\\" in inner:
+        raise Unsure
+    return inner
+
+
+def _scalar(text: str) -> Any:
+    kind = _resolve(text)
+    if kind is TEXT:
+        return text
+    if kind is NULL:
+        return None
+    if kind is BOOL:
+        return _BOOLS[text.lower()]
+    if kind is INT and _plain_int(text):
+        return int(text)
+    raise Unsure
+
+
+def _resolve(value: str) -> _Kind:
+    """A plain scalar's YAML 1.2 type, as the composer's `resolve` finds it."""
+    by_start, any_start = _resolvers()
+    for found, match in by_start.get(value[:1], any_start):
+        if match(value):
+            return found
+    return TEXT
+
+
+@functools.cache
+def _resolvers() -> tuple[dict[str, Matchers], Matchers]:
+    return _matchers()
