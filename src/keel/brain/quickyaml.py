@@ -234,15 +234,24 @@ def _unsure(_text: str) -> Any:
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 # A plain scalar starting with one of these is an indicator, or may be: declined.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_CHARS = ("[", "]", "{", "}")
+# A `:` that may start a value; in block context, a flow indicator as well (declined
+# although YAML reads most of them as text).
+_UNSURE_FLOW = re.compile(r": | :|:\Z")
+_UNSURE_BLOCK = re.compile(r": | :|:\Z|[\[\]{}]")
+_NESTED = re.compile(r"[\[\]{}]")
+# A word holding none of these is text, whatever else it holds (one scan, in C).
+_SPECIAL = re.compile(r"[\[\]{}:]")
 # No document this reader accepts can reach the node bound: it holds fewer nodes than
 # characters, and declines anything longer than this.
 _PLAIN_MAX_CHARS = MAX_YAML_NODES // 2
-# What YAML refuses (ruamel's reader: `NON_PRINTABLE`), and a byte order mark: declined, so
-# the parser that always refused it still does.
-_UNPRINTABLE = re.compile(
-    "[^\t\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+# What YAML refuses (ruamel's reader: `NON_PRINTABLE`), a byte order mark, and where
+# libyaml and YAML 1.2 part ways (a tab, a carriage return, NEL, LS, PS; `_parts_ways`):
+# a document holding one is declined.
+_UNPLAIN = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
+# Keys read before, each a plain word that resolves to text.
+_KEYS: set[str] = set()
 
 
 def plain_load(text: str) -> Any:
@@ -251,19 +260,16 @@ def plain_load(text: str) -> Any:
     Its nesting stays within a few levels and its nodes under the bound, so the caller
     needs no `check_shape` for a document this reads.
     """
-    if len(text) > _PLAIN_MAX_CHARS or "\r" in text or _UNPRINTABLE.search(text):
-        raise Unsure
-    if _parts_ways(text):
+    if len(text) > _PLAIN_MAX_CHARS or _UNPLAIN.search(text):
         raise Unsure
     lines: list[tuple[int, str]] = []
     for raw in text.split("\n"):
-        line = raw.rstrip(" ")
-        content = line.lstrip(" ")
+        content = raw.strip(" ")
         if not content or content[0] == "#":
             continue
-        if " #" in content or line.startswith(("---", "...")):
+        if " #" in content or raw.startswith(("---", "...")):
             raise Unsure
-        lines.append((len(line) - len(content), content))
+        lines.append((len(raw) - len(raw.lstrip(" ")), content))
     if not lines:
         raise Unsure  # empty, or only comments: libyaml says what that is
     data, end = _plain_map(lines, 0, lines[0][0], depth=0)
@@ -272,25 +278,43 @@ def plain_load(text: str) -> Any:
     return data
 
 
+def _plain_key(key: str) -> bool:
+    """Whether `key` is a plain word that YAML 1.2 reads as text."""
+    if key in _KEYS:
+        return True
+    if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT:
+        return False
+    if len(_KEYS) < 4096:  # the brain's schema has a few dozen; a bound all the same
+        _KEYS.add(key)
+    return True
+
+
 def _plain_map(
     lines: list[tuple[int, str]], pos: int, indent: int, *, depth: int
 ) -> tuple[dict[str, Any], int]:
     data: dict[str, Any] = {}
-    while pos < len(lines):
+    words = _word_starts()
+    count = len(lines)
+    while pos < count:
         at, line = lines[pos]
         if at < indent:
             break
         key, colon, rest = line.partition(":")
         if at > indent or not colon or (rest and rest[0] != " "):
             raise Unsure
-        if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT or key in data:
+        if key in data or (key not in _KEYS and not _plain_key(key)):
             raise Unsure
-        rest = rest.strip(" ")
         pos += 1
         if rest:
-            data[key] = _plain_value(rest)
+            rest = rest.lstrip(" ")  # the line is stripped: `rest` is not empty
+            # Most values are words (`entity: ticket id`): no resolver takes one, so it
+            # is text unless a `:` or a flow indicator makes it something else.
+            if rest[0] in words and not _SPECIAL.search(rest):
+                data[key] = rest
+            else:
+                data[key] = _plain_value(rest)
             continue
-        if pos < len(lines) and lines[pos][0] > indent:
+        if pos < count and lines[pos][0] > indent:
             if depth >= 3:
                 raise Unsure
             inner, first = lines[pos]
@@ -305,13 +329,18 @@ def _plain_map(
 
 def _plain_list(lines: list[tuple[int, str]], pos: int, indent: int) -> tuple[list[Any], int]:
     items: list[Any] = []
+    words = _word_starts()
     while pos < len(lines):
         at, line = lines[pos]
         if at < indent:
             break
         if at > indent or not line.startswith("- "):
             raise Unsure
-        items.append(_plain_value(line[2:].strip(" ")))
+        item = line[2:].lstrip(" ")
+        if item[0] in words and not _SPECIAL.search(item):
+            items.append(item)
+        else:
+            items.append(_plain_value(item))
         pos += 1
     return items, pos
 
@@ -325,7 +354,7 @@ def _plain_value(text: str) -> Any:
         return _flow_map(text)
     if first in "'\"":
         return _quoted(text)
-    if _unsure_plain(text) or any(char in text for char in _FLOW_CHARS):
+    if first in _INDICATORS or _UNSURE_BLOCK.search(text):
         raise Unsure
     return _scalar(text)
 
@@ -336,7 +365,15 @@ def _flow_list(text: str) -> list[Any]:
     inner = text[1:-1]
     if not inner.strip(" "):
         return []
-    return [_flow_scalar(item.strip(" ")) for item in _flow_items(inner)]
+    words = _word_starts()
+    items = []
+    for item in _flow_items(inner):
+        item = item.strip(" ")
+        if item and item[0] in words and ":" not in item:
+            items.append(item)
+        else:
+            items.append(_flow_scalar(item))
+    return items
 
 
 def _flow_map(text: str) -> dict[str, Any]:
@@ -346,24 +383,23 @@ def _flow_map(text: str) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if not inner.strip(" "):
         return data
+    words = _word_starts()
     for pair in _flow_items(inner):
         key, colon, value = pair.strip(" ").partition(":")
         if not colon or not value.startswith(" "):
             raise Unsure
-        if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT or key in data:
+        if key in data or (key not in _KEYS and not _plain_key(key)):
             raise Unsure
-        data[key] = _flow_scalar(value.strip(" "))
+        value = value.strip(" ")
+        if value and value[0] in words and ":" not in value:
+            data[key] = value
+        else:
+            data[key] = _flow_scalar(value)
     return data
 
 
-def _unsure_plain(text: str) -> bool:
-    """Whether a plain scalar might be read otherwise: an indicator first, a `:` that may
-    start a value."""
-    return text[0] in _INDICATORS or ": " in text or " :" in text or text.endswith(":")
-
-
 def _flow_items(inner: str) -> list[str]:
-    if any(char in inner for char in _FLOW_CHARS):
+    if _NESTED.search(inner):
         raise Unsure  # nested collections
     items = inner.split(",")
     if not items[-1].strip(" "):
@@ -376,7 +412,7 @@ def _flow_scalar(text: str) -> Any:
         raise Unsure
     if text[0] in "'\"":
         return _quoted(text)
-    if _unsure_plain(text):
+    if text[0] in _INDICATORS or _UNSURE_FLOW.search(text):
         raise Unsure
     return _scalar(text)
 
@@ -396,19 +432,6 @@ def _quoted(text: str) -> str:
     return inner
 
 
-def _scalar(text: str) -> Any:
-    kind = _resolve(text)
-    if kind is TEXT:
-        return text
-    if kind is NULL:
-        return None
-    if kind is BOOL:
-        return _BOOLS[text.lower()]
-    if kind is INT and _plain_int(text):
-        return int(text)
-    raise Unsure
-
-
 def _resolve(value: str) -> _Kind:
     """A plain scalar's YAML 1.2 type, as the composer's `resolve` finds it."""
     by_start, any_start = _resolvers()
@@ -421,3 +444,32 @@ def _resolve(value: str) -> _Kind:
 @functools.cache
 def _resolvers() -> tuple[dict[str, Matchers], Matchers]:
     return _matchers()
+
+
+@functools.cache
+def _word_starts() -> frozenset[str]:
+    """The ASCII letters no resolver looks at and no indicator is: a plain scalar starting
+    with one is text, unless a `:` or flow indicator in it says otherwise."""
+    by_start, any_start = _resolvers()
+    if any_start:
+        return frozenset()
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+    return frozenset(c for c in letters if c not in by_start and c not in _INDICATORS)
+
+
+def _scalar(text: str) -> Any:
+    if text.isdigit() and text.isascii() and text[0] != "0" and len(text) <= _MAX_PLAIN_DIGITS:
+        return int(text)  # what the resolver's table and `_plain_int` make of it, sooner
+    by_start, any_start = _resolvers()
+    if not any_start and text[0] not in by_start:
+        return text  # no resolver takes a scalar starting so: text
+    kind = _resolve(text)
+    if kind is TEXT:
+        return text
+    if kind is NULL:
+        return None
+    if kind is BOOL:
+        return _BOOLS[text.lower()]
+    if kind is INT and _plain_int(text):
+        return int(text)
+    raise Unsure
