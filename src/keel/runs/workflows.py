@@ -14,9 +14,10 @@ Each step writes its own row in Keel's tables in the transaction of its effect
 steps of the work are DBOS steps as well (journaled by DBOS too). `start` and `finish` are
 Keel's alone, as DBOS's own transactions keep their checkpoint in the application's
 database: each looks for its row in the transaction that writes it, which is all a DBOS
-step would add, at the cost of two more commits per run. Only a hook's `start` looks
-before it plans, since its plan runs the hook's gate; any other plan only reads the brain,
-and a replay that plans again keeps the plan its row holds.
+step would add, at the cost of two more commits per run. `start` looks for its row before
+it plans (a replay keeps the plan its row holds, and a hook's gate is brain code that
+must not run again), and writes its rows in the run's next transaction: for a turn, the
+turn's own (`keel.runs.journal.Starting`), so a run's start costs no commit of its own.
 
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
