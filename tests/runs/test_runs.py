@@ -5,6 +5,7 @@ finishes a run `keel approve` resumes."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -84,16 +85,20 @@ def test_model_none_prepares_and_records_the_turn_only(runs: Runs) -> None:
 
 
 def counted(database: Any, action: Callable[[], Any]) -> tuple[int, int]:
-    """The commits and the statements (BEGIN and COMMIT included) `action` runs."""
+    """The commits and the statements (BEGIN and COMMIT included) `action` runs — in this
+    thread: the process's own workers (an executor's heartbeat) share the engine."""
     commits: list[None] = []
     statements: list[None] = []
+    here = threading.get_ident()
 
     def commit(_: Any) -> None:
-        commits.append(None)
-        statements.append(None)
+        if threading.get_ident() == here:
+            commits.append(None)
+            statements.append(None)
 
     def statement(*_: Any) -> None:
-        statements.append(None)
+        if threading.get_ident() == here:
+            statements.append(None)
 
     event.listen(database, "commit", commit)
     event.listen(database, "before_cursor_execute", statement)
