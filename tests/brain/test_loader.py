@@ -508,3 +508,102 @@ def test_an_inline_hook_with_no_event_fails_its_scenario_file(write_brain: Write
     assert path == "features/support/handle.scenario.md"
     assert "event" in reason
     assert line is not None
+
+
+# -- the quick paths: each gives what the slow one gives ------------------------------------
+
+CONTEXT_FRONTS = {
+    "plain": "description: Due. Chase, politely.\nentity: invoice id\nwhen: [chat, ask]\n"
+    "data:\n  - billing_overdue\n  - { view: billing_card, by: invoice_id }\nchars: 1500\n",
+    "everything": "when: [run, always]\nkeep: 0\ncodeTimeoutMs: 600000\ndata: []\n",
+    "null-description": "description:\nwhen: [reply]\n",
+    "chars-zero": "when: [chat]\nchars: 0\n",
+    "chars-yes": "when: [chat]\nchars: true\n",
+    "chars-text": "when: [chat]\nchars: '12'\n",
+    "no-when": "description: x\n",
+    "when-empty": "when: []\n",
+    "when-unknown": "when: [chat, sometimes]\n",
+    "instructions-view": "when: [chat]\ndata: [instructions]\n",
+    "instructions-entry": "when: [chat]\ndata:\n  - { view: instructions }\n",
+    "bad-view": "when: [chat]\ndata: [billing-card]\n",
+    "long-view": "when: [chat]\ndata: [" + "v" * 64 + "]\n",
+    "bad-by": "when: [chat]\ndata:\n  - { view: v, by: 2x }\n",
+    "unknown-entry-key": "when: [chat]\ndata:\n  - { view: v, on: id }\n",
+    "unknown-key": "when: [chat]\nwhn: [chat]\n",
+    "empty-entity": "when: [chat]\nentity: ''\n",
+    "data-null": "when: [chat]\ndata:\n",
+}
+
+
+def contexts_both_ways(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Brain, Brain]:
+    from keel.brain import files
+
+    root = write_brain(
+        {
+            f"features/billing/{name}.context.md": f"---\n{front}---\nBody of {name}.\n"
+            for name, front in CONTEXT_FRONTS.items()
+        }
+    )
+    quick = load_brain(root)
+    with monkeypatch.context() as patch:
+        patch.setattr(files, "_plain_context", lambda _front: None)  # the model checks all
+        checked = load_brain(root)
+    return quick, checked
+
+
+def test_a_plainly_valid_context_is_built_as_its_model_would_build_it(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quick, checked = contexts_both_ways(write_brain, monkeypatch)
+    assert quick.contexts == checked.contexts
+    # `chars: '12'` is the model's to take (it reads the text as a number).
+    assert set(quick.contexts) == {"plain", "everything", "null-description", "chars-text"}
+    assert skips_of(quick) == skips_of(checked)
+    assert len(quick.skips) == len(CONTEXT_FRONTS) - 4  # every other one, with its line
+
+
+def test_the_reference_brain_loads_the_same_by_either_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from keel.brain import document, files
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "brain"
+    quick = load_brain(examples)
+    monkeypatch.setattr(files, "_plain_context", lambda _front: None)
+    monkeypatch.setattr(document, "plain_load", declined)  # libyaml's nodes, as before
+    slow = load_brain(examples)
+    assert quick.contexts == slow.contexts
+    assert quick.roles == slow.roles
+    assert skips_of(quick) == skips_of(slow)
+
+
+def declined(_text: str) -> object:
+    from keel.brain.quickyaml import Unsure
+
+    raise Unsure
+
+
+SPLITS = [
+    "---\n---\n",
+    "---\na: b\n---\nbody\n",
+    "---\na: b\n---",
+    "---\na: b\n---\n\n  body  \n\n",
+    "---\na: b\n--- \nbody\n",
+    "---\na: b\r\n---\nbody\n",
+    "---\na: b\u2028c: d\n---\nbody\n",
+    "---\na: b\n---\nbody\u2028with a break\n---\nmore\n",
+    "---\na: b\nc: '---'\n---\nbody\n",
+]
+
+
+@pytest.mark.parametrize("text", SPLITS)
+def test_a_file_is_cut_at_its_fences_as_its_lines_say(text: str) -> None:
+    from keel.brain.document import split
+
+    lines = text.splitlines(keepends=True)
+    index = next(i for i in range(1, len(lines)) if lines[i].rstrip() == "---")
+    front_text = "".join(lines[1:index])
+    doc = split("f.md", text)
+    assert (doc.front_text, doc.body) == (front_text, "".join(lines[index + 1 :]).strip())

@@ -258,13 +258,14 @@ def test_a_role_that_fails_names_the_same_line_either_way(write_brain: WriteBrai
     assert "unknown key 'agnet'" in skip.reason
 
 
-def test_without_pyyaml_every_document_is_declined(quick: str) -> None:
+def test_without_pyyaml_only_what_the_plain_reader_reads_is_read_quickly(quick: str) -> None:
+    assert quick_load("a: [b:c]\n") == {"a": ["b:c"]}  # the plain reader needs no PyYAML
     if quick == "quick":
-        assert quick_load("a: [b:c]\n") == {"a": ["b:c"]}
+        assert quick_load("a: [[b:c]]\n") == {"a": [["b:c"]]}
     else:
         with pytest.raises(Unsure):
-            quick_load("a: [b:c]\n")
-    assert parse_yaml("f.yaml", "a: [b:c]\n") == {"a": ["b:c"]}
+            quick_load("a: [[b:c]]\n")
+    assert parse_yaml("f.yaml", "a: [[b:c]]\n") == {"a": [["b:c"]]}
 
 
 # -- long documents -------------------------------------------------------------------
@@ -293,3 +294,45 @@ def test_a_long_document_too_deep_for_libyaml_goes_to_the_exact_parser() -> None
 
 def _never(_text: str) -> object:
     raise AssertionError("the exact parser read a document a C parser reads")
+
+
+# -- the plain reader --------------------------------------------------------------------
+
+PLAIN_FORMS = [
+    pytest.param(
+        "description: Due. Chase, politely.\nentity: invoice id\nwhen: [chat, ask]\n"
+        "data:\n  - billing_overdue\n  - { view: billing_card, by: invoice_id }\nchars: 1500\n",
+        id="context",
+    ),
+    pytest.param("enabled: true\ntitle: Legal 089\ndescription: Batch, lesson.\n", id="feature"),
+    pytest.param("capabilities: [context:read, state:write]\nmodel:\n  name: gpt\n", id="role"),
+    pytest.param("a:\n  b:\n    c: [d]\n    e: ~\n  f: 'it''s'\ng: \"q\"\n", id="nested"),
+    pytest.param("a: 5\nb: 0\nc: TRUE\nd: null\ne:\nf: []\ng: {}\n", id="scalars"),
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_FORMS)
+def test_the_plain_reader_reads_the_generated_forms_with_the_exact_value(text: str) -> None:
+    assert same(quickyaml.plain_load(text), exact_load(text))
+
+
+@pytest.mark.parametrize("text", [*DOC_FORMS, *DECLINED])
+def test_the_plain_reader_gives_the_exact_value_or_declines_every_form(text: str) -> None:
+    try:
+        plain = quickyaml.plain_load(text)
+    except Unsure:
+        return
+    assert same(plain, exact_load(text))
+
+
+@settings(
+    settings.get_profile(PROFILE),
+    max_examples=600 if PROFILE == "ci" else settings.get_profile(PROFILE).max_examples,
+)
+@given(documents())
+def test_the_plain_reader_gives_the_exact_parsers_value_or_declines(text: str) -> None:
+    try:
+        plain = quickyaml.plain_load(text)
+    except Unsure:
+        return
+    assert same(plain, exact_load(text))

@@ -5,6 +5,8 @@ finishes a run `keel approve` resumes."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from dbos import SetWorkflowID
 from sqlalchemy import event
 
+from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, RunRef, TurnRequest
 from keel.runs.service import order_for, start, wait
 from keel.runs.values import RunOrder
@@ -81,22 +84,61 @@ def test_model_none_prepares_and_records_the_turn_only(runs: Runs) -> None:
     assert record["turns"][0]["role"] == "news"
 
 
-def test_a_run_that_asks_no_model_finishes_in_the_commit_of_its_turn(runs: Runs) -> None:
+def counted(database: Any, action: Callable[[], Any]) -> tuple[int, int]:
+    """The commits and the statements (BEGIN and COMMIT included) `action` runs — in this
+    thread: the process's own workers (an executor's heartbeat) share the engine."""
     commits: list[None] = []
+    statements: list[None] = []
+    here = threading.get_ident()
 
-    def count(_: Any) -> None:
-        commits.append(None)
+    def commit(_: Any) -> None:
+        if threading.get_ident() == here:
+            commits.append(None)
+            statements.append(None)
 
-    database = runs.engine.database
-    event.listen(database, "commit", count)
+    def statement(*_: Any) -> None:
+        if threading.get_ident() == here:
+            statements.append(None)
+
+    event.listen(database, "commit", commit)
+    event.listen(database, "before_cursor_execute", statement)
     try:
-        order = order_for(runs.engine.brain, RunRef(kind="heartbeat", id="daily"), model="none")
+        action()
+    finally:
+        event.remove(database, "commit", commit)
+        event.remove(database, "before_cursor_execute", statement)
+    return len(commits), len(statements)
+
+
+def test_a_run_that_asks_no_model_finishes_in_the_commit_of_its_turn(runs: Runs) -> None:
+    engine = runs.engine
+    ref = RunRef(kind="heartbeat", id="daily")
+    entity = find_run(engine.brain, ref)
+    reach = run_reach(engine.brain, entity)
+    bot = entity.bot or "cli"
+    order = order_for(
+        engine.brain, ref, conversation=Conversation(bot=bot, chat="in-a-run"), model="none"
+    )
+
+    def run() -> None:
         with SetWorkflowID(order.id):  # in this thread, as a worker runs it
             assert register().run(order.to_json())["status"] == "done"
-    finally:
-        event.remove(database, "commit", count)
-    # `start` commits the run's row; the turn, its `prepare` row and `finish` commit as one.
-    assert len(commits) == 2
+
+    def turn() -> None:  # the same turn, prepared without the runs engine
+        alone = Conversation(bot=bot, chat="alone")
+        engine.prepare(TurnRequest(conversation=alone, now=datetime.now(UTC), run=ref, reach=reach))
+
+    run()  # once first: what is made on first use is not counted
+    order = order_for(
+        engine.brain, ref, conversation=Conversation(bot=bot, chat="in-a-run-2"), model="none"
+    )
+    turn_commits, turn_statements = counted(engine.database, turn)
+    run_commits, run_statements = counted(engine.database, run)
+    # `start` looks for its row and writes nothing: its rows, the turn, its `prepare` row
+    # and `finish` commit as one — the turn's own commit.
+    assert (turn_commits, run_commits) == (1, 1)
+    # Above the turn: the look (BEGIN, SELECT), the run's row, every step's row in one INSERT.
+    assert run_statements - turn_statements <= 4
     record = runs.json("runs", "show", order.id)
     assert [(s["name"], s["status"]) for s in record["steps"]] == [
         ("start", "done"),

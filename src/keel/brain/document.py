@@ -18,7 +18,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from keel.brain.limits import MAX_EXACT_YAML_CHARS, MAX_YAML_CHARS, MAX_YAML_DEPTH
-from keel.brain.quickyaml import Unsure, quick_load
+from keel.brain.quickyaml import Unsure, plain_load, quick_load
 from keel.brain.yamlread import (
     PARSER_SLIPS,
     ShapeError,
@@ -84,8 +84,25 @@ def decode(path: str, raw: bytes, *, empty: str = EMPTY_MARKDOWN) -> str:
     return text.removeprefix("\ufeff")
 
 
+# Where `str.splitlines` breaks a line, besides "\n".
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def split(path: str, text: str) -> Document:
     """Split `---` frontmatter from the body and parse the frontmatter as YAML."""
+    # The usual file: "---\n", the frontmatter, then the first "---\n" line. Found by
+    # `find` where every line ends in "\n" alone: the lines below are what any other
+    # file takes (and the same cut for this one), at the cost of the whole body's lines.
+    end = text.find("\n---", 3) if text.startswith("---\n") else -1
+    if (
+        end >= 0
+        and text[end + 4 : end + 5] in ("\n", "")
+        and not _OTHER_BREAKS.search(text, 0, end)
+    ):
+        front_text = text[4 : end + 1]
+        body = text[end + 5 :].strip()
+        front = parse_yaml(path, front_text, first_line=2)
+        return Document(path=path, front=front, front_text=front_text, front_line=2, body=body)
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip() != FENCE:
         raise ContentError(
@@ -150,8 +167,11 @@ def parse_yaml(path: str, text: str, *, first_line: int = 1) -> Any:
 
 
 def _fast(text: str) -> Any:
-    """The document by a C parser: the quick reader where it vouches for the value, else
-    ruamel's C loader. Raises `ShapeError`, or what ruamel's C parser raises."""
+    """The document by the plain reader, or a C parser: the quick reader where it vouches
+    for the value, else ruamel's C loader. Raises `ShapeError`, or what ruamel's C parser
+    raises."""
+    with contextlib.suppress(Unsure):
+        return plain_load(text)  # within the bounds whenever it reads a document
     try:
         check_shape(text, fast_events)
     except YAML_PROBLEMS:
@@ -162,7 +182,7 @@ def _fast(text: str) -> Any:
             return quick_load(text, walk=True)
         raise
     try:
-        return quick_load(text)
+        return quick_load(text, plain=False)
     except Unsure:
         return fast_load(text)
 

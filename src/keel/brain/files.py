@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from keel.brain import schema
+from keel.brain import limits, schema
 from keel.brain.access import broken, parse_access
 from keel.brain.constitution import (
     DEFAULT_CONTENT_PROBE_SECONDS,
@@ -31,6 +31,7 @@ from keel.brain.document import Document, decode, is_utf8, parse_yaml, split
 from keel.brain.problems import validation_errors
 from keel.brain.reading import read_file
 from keel.brain.specs import (
+    WHEN_WORDS,
     ApprovalPolicy,
     ContextsBudget,
     ContextSpec,
@@ -298,24 +299,93 @@ def _front(model: type[M], doc: Document) -> M:
 
 
 def _context(doc: Document, location: Location) -> ContextSpec:
-    front = _front(schema.ContextFront, doc)
-    data = tuple(
-        ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by) for d in front.data
-    )
+    fields = _plain_context(doc.front)
+    if fields is None:
+        front = _front(schema.ContextFront, doc)
+        fields = {
+            "description": front.description,
+            "entity": front.entity,
+            "when": frozenset(front.when),
+            "data": tuple(
+                ViewRef(view=d) if isinstance(d, str) else ViewRef(view=d.view, by=d.by)
+                for d in front.data
+            ),
+            "chars": front.chars,
+            "keep": front.keep,
+            "code_timeout_ms": front.codeTimeoutMs,
+        }
     return ContextSpec(
         id=location.id,
         feature=location.feature,
         path=doc.path,
         dir=location.dir,
-        when=frozenset(front.when),
         instructions=doc.body,
-        description=front.description,
-        entity=front.entity,
-        data=data,
-        chars=front.chars,
-        keep=front.keep,
-        code_timeout_ms=front.codeTimeoutMs,
+        **fields,
     )
+
+
+# What `schema.ContextFront` takes as it is, checked without building the model: its keys,
+# and for each the exact types and bounds the model's own validators accept.
+_CONTEXT_KEYS = frozenset(schema.ContextFront.model_fields)
+_CONTEXT_NUMBERS = (
+    ("chars", "chars", limits.CHARS),
+    ("keep", "keep", limits.KEEP),
+    ("codeTimeoutMs", "code_timeout_ms", limits.CODE_TIMEOUT_MS),
+)
+_SQL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")  # schema.SqlName
+
+
+def _plain_context(front: Any) -> dict[str, Any] | None:
+    """A context's fields when its frontmatter is plainly valid: only words, lists of
+    words and whole numbers in range, each where `schema.ContextFront` wants it. None for
+    anything else, which the model then checks and, when wrong, explains with its line.
+    Most contexts are such: the model's validation cost as much as parsing them."""
+    if type(front) is not dict or "when" not in front or not front.keys() <= _CONTEXT_KEYS:
+        return None
+    when = front["when"]
+    if type(when) is not list or not when:
+        return None
+    for word in when:
+        if type(word) is not str or word not in WHEN_WORDS:
+            return None
+    fields: dict[str, Any] = {"when": frozenset(when)}
+    for key in ("description", "entity"):
+        text = front.get(key)
+        if text is not None and (type(text) is not str or not text):
+            return None
+        fields[key] = text
+    data = _plain_data(front.get("data", []))
+    if data is None:
+        return None
+    fields["data"] = data
+    for key, field, bounds in _CONTEXT_NUMBERS:
+        number = front.get(key)
+        if number is not None and (
+            type(number) is not int or not bounds.low <= number <= bounds.high
+        ):
+            return None
+        fields[field] = number
+    return fields
+
+
+def _plain_data(data: Any) -> tuple[ViewRef, ...] | None:
+    """`data:` as views, when every item is a view's name or `{view, by}` of names."""
+    if type(data) is not list:
+        return None
+    views = []
+    for item in data:
+        if type(item) is str:
+            view, by = item, None
+        elif type(item) is dict and "view" in item and item.keys() <= {"view", "by"}:
+            view, by = item["view"], item.get("by")
+            if by is not None and (type(by) is not str or not _SQL_NAME.match(by)):
+                return None
+        else:
+            return None
+        if type(view) is not str or view == "instructions" or not _SQL_NAME.match(view):
+            return None
+        views.append(ViewRef(view=view, by=by))
+    return tuple(views)
 
 
 def _budget(front: schema.BudgetFront) -> ContextsBudget:

@@ -37,16 +37,19 @@ from keel.runs.context import RunContext, RunModel
 from keel.runs.journal import (
     Done,
     Marking,
+    Starting,
     StepTaken,
     durable,
     finished,
     nothing,
     now,
     once,
+    record_steps,
     recorded,
     step_row,
     write_step,
 )
+from keel.runs.values import RunPlan
 from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, StepStatus, UsageRow
@@ -133,6 +136,7 @@ class RunSteps:
                 seen["output"] = found.output
                 return None
             started = now()
+            starting = context.starting
             consulted = consult(preparation, store)
             try:
                 # The turn and its step's row commit together, or neither does.
@@ -151,14 +155,24 @@ class RunSteps:
                         detail=f"turn {prepared.turn} as {prepared.role}",
                         output=output,
                     )
-                    if not tx.record_step(row):
-                        raise StepTaken(f"step {seq} of run {context.run_id} is done already")
+                    # The run's start, when it waits for this transaction, and its finish,
+                    # when nothing follows: every row in one statement.
+                    rows = [row] if starting is None else [starting.step, row]
+                    if starting is not None and not finishing:
+                        tx.record_run(starting.run)
                     if finishing:
-                        _finish_in(tx, context, seq + 1)
+                        rows.append(_finish_in(tx, context, seq + 1, starting))
+                    record_steps(tx, rows)
                     seen["output"] = output
+                    if finishing:  # nobody reads it back: no need to decode the row's
+                        seen["assembly"] = assembly
+                context.starting = None
                 context.finished = finishing
             except StepTaken:
-                pass  # the twin's turn stands; read it below
+                # The twin's turn stands; read it below (and its plan, when it started first).
+                if starting is not None:
+                    context.starting = None
+                    taken(context, starting)
             return None
 
         # DBOS journals that the step finished, not what it made: the assembly is in the
@@ -182,7 +196,9 @@ class RunSteps:
             log=tuple(turn["warnings"]),
             id=turn["id"],
         )
-        return prepared, assembly_of(data["assembly"])
+        # A turn the run goes on with reads its assembly as a replay would: from the row.
+        made = seen.get("assembly")
+        return prepared, made if made is not None else assembly_of(data["assembly"])
 
     def request(
         self, prepared: PreparedTurn, number: int, run: Callable[[], ModelStep]
@@ -361,9 +377,22 @@ def send(
     return message
 
 
-def _finish_in(tx: Tx, context: RunContext, seq: int) -> None:
-    """Write step `finish` (number `seq`) in `tx`: the run is done."""
+def _finish_in(tx: Tx, context: RunContext, seq: int, starting: Starting | None) -> StepRow:
+    """Step `finish` (number `seq`) in `tx`: the run is done; the step's row to write."""
     started = now()
-    done = finished(tx, run_id=context.run_id, executor=context.runtime.executor)
-    if not tx.record_step(step_row(context.run_id, seq, "finish", done, started)):
-        raise StepTaken(f"step {seq} of run {context.run_id} is done already")
+    executor = context.runtime.executor
+    done = finished(tx, run_id=context.run_id, executor=executor, starting=starting)
+    return step_row(context.run_id, seq, "finish", done, started)
+
+
+def taken(context: RunContext, starting: Starting) -> None:
+    """A twin execution recorded the run's start before this one: its plan stands."""
+    seq = starting.step.seq
+    found = recorded(context.store, context.run_id, seq)
+    if found is None:  # recorded done, then gone: only a person deleting rows does that
+        raise StepTaken(f"step {seq} of run {context.run_id} left no row")
+    data = found.output
+    if "plan" not in data:
+        raise RunFailed(data["failed"], refused=data.get("refused", False))
+    context.plan = RunPlan.from_json(data["plan"])
+    context.fresh = False

@@ -28,6 +28,7 @@ from keel.brain.snapshot import Brain
 from keel.errors import UsageError
 from keel.runs.app import Runtime
 from keel.runs.commits import Pin
+from keel.runs.journal import Starting
 from keel.runs.values import RunOrder, RunPlan
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, build_model, parse_model, scripted_step
@@ -69,6 +70,9 @@ class RunContext:
     # The work's last transaction also wrote the `finish` step (a run that asks no model):
     # the workflow's own `finish` has nothing left to write.
     finished: bool = False
+    # Step `start`'s rows, not written yet: the run's next transaction writes them
+    # (`keel.runs.journal.Starting`).
+    starting: Starting | None = None
     _model: ModelClient | None = field(default=None, repr=False)
     _spec: str | None = field(default=None, repr=False)  # the spec `_model` was made from
 

@@ -13,18 +13,24 @@ follows exactly.
 `once` is the plain form (compute without a transaction, then write effect and row in
 one); `Marking` is for work that opens its own transaction (a turn's preparation, a tool
 call): a store whose next transaction also writes the step's row before it commits.
+
+`Starting` holds step `start`'s rows (the run's and the step's) for the run's next
+transaction: a fresh execution's plan reads the brain only, so nothing is lost when a crash
+comes before that transaction commits — the replay finds no row and plans again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from keel.store import Tx
-from keel.store.run_values import RunStatus, StepRow, StepStatus
+from keel.store import runs as _runs
+from keel.store.run_values import RunRow, RunStatus, StepRow, StepStatus
+from keel.store.sql import failing_as
 from keel.store.store import Store
 
 T = TypeVar("T")
@@ -55,6 +61,12 @@ def durable(name: str, body: Callable[[], Json]) -> Json:
 def recorded(store: Store, run_id: str, seq: int) -> StepRow | None:
     """The step's row, when an execution of the run wrote it."""
     with store.transaction() as tx:
+        return tx.step(run_id, seq)
+
+
+def looked(store: Store, run_id: str, seq: int) -> StepRow | None:
+    """The step's row, read without the write lock (a look before anything is written)."""
+    with store.reading() as tx:
         return tx.step(run_id, seq)
 
 
@@ -156,10 +168,15 @@ def finished(
     error: str | None = None,
     refused: bool = False,
     result: Json = None,
+    starting: Starting | None = None,
 ) -> Done:
-    """The `finish` step's effect: the run is done (or failed and why); what its row keeps."""
+    """The `finish` step's effect: the run is done (or failed and why); what its row keeps.
+    With `starting`, the run's row is written here, as it ends, instead of updated."""
     status: RunStatus = "failed" if error is not None else "done"
-    tx.set_run_status(run_id, status, now(), error=error, executor=executor)
+    if starting is not None:
+        tx.record_run(starting.ended(status, error))
+    else:
+        tx.set_run_status(run_id, status, now(), error=error, executor=executor)
     output = {"status": status, "error": error, "refused": refused, "result": result}
     return Done(output=output, detail=error or "")
 
@@ -183,3 +200,26 @@ def write_step(store: Store, row: StepRow) -> None:
     """Write a step's row in a transaction of its own."""
     with store.transaction() as tx:
         tx.record_step(row)
+
+
+def record_steps(tx: Tx, rows: Sequence[StepRow]) -> None:
+    """Write steps' rows in `tx`, in one statement; `StepTaken` when any is recorded done
+    already (an execution got there first: the caller's transaction is rolled back)."""
+    run_id = rows[0].run_id
+    with failing_as(f"record steps {', '.join(str(r.seq) for r in rows)} of run {run_id!r}"):
+        written = _runs.record_steps(tx.connection, rows)
+    if not written:
+        raise StepTaken(f"a step of run {run_id} ({rows[-1].name}) is done already")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Starting:
+    """Step `start`'s rows, held for the run's next transaction (see the module
+    docstring): the run's row, as running, and the step's."""
+
+    run: RunRow
+    step: StepRow
+
+    def ended(self, status: RunStatus, error: str | None = None) -> RunRow:
+        """The run's row as it stands once its work ended in the same transaction."""
+        return replace(self.run, status=status, error=error, updated_at=now())

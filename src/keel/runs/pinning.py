@@ -19,6 +19,7 @@ elsewhere: there every run asks git, as without this memo.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,13 +58,23 @@ class Pinning:
 
 def git_marks(root: Path) -> Marks:
     """The stamps of the files that say what git has checked out and staged for `root`."""
-    for folder in (root, *root.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            return _marks(dot_git)
-        if dot_git.exists():
+    # Every run's plan asks this: one `stat` per folder up to the root, on plain strings
+    # (pathlib's `is_dir` then `exists` cost two, and more time than the calls).
+    folder = os.fspath(root)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        try:
+            mode = os.stat(dot_git).st_mode
+        except OSError:
+            mode = None
+        if mode is not None:
+            if stat.S_ISDIR(mode):
+                return _marks(Path(dot_git))
             return None  # a worktree or submodule: its HEAD and index live elsewhere
-    return ()
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ()
+        folder = parent
 
 
 def _marks(git_dir: Path) -> Marks:

@@ -14,9 +14,10 @@ Each step writes its own row in Keel's tables in the transaction of its effect
 steps of the work are DBOS steps as well (journaled by DBOS too). `start` and `finish` are
 Keel's alone, as DBOS's own transactions keep their checkpoint in the application's
 database: each looks for its row in the transaction that writes it, which is all a DBOS
-step would add, at the cost of two more commits per run. Only a hook's `start` looks
-before it plans, since its plan runs the hook's gate; any other plan only reads the brain,
-and a replay that plans again keeps the plan its row holds.
+step would add, at the cost of two more commits per run. `start` looks for its row before
+it plans (a replay keeps the plan its row holds, and a hook's gate is brain code that
+must not run again), and writes its rows in the run's next transaction: for a turn, the
+turn's own (`keel.runs.journal.Starting`), so a run's start costs no commit of its own.
 
 A tick's workflow id is DBOS's (`sched-hb:<id>-<time>`): a second worker enqueuing the same
 tick finds the id taken, so each tick runs once however many workers run the schedule.
@@ -39,10 +40,22 @@ from dbos._error import DBOSException
 
 from keel.errors import KeelError, Refused, StoreError
 from keel.log import logger
-from keel.runs.agent import RunFailed, agent_turn
+from keel.runs.agent import RunFailed, agent_turn, taken
 from keel.runs.app import current
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, finished, first, nothing, now, once, recorded
+from keel.runs.journal import (
+    Done,
+    Starting,
+    StepTaken,
+    finished,
+    first,
+    looked,
+    nothing,
+    now,
+    once,
+    record_steps,
+    step_row,
+)
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -134,68 +147,95 @@ class Failure:
 
 
 def start(context: RunContext) -> RunPlan | Failure:
-    """Step `start`: the plan, and the run's row; why not, when the run cannot start."""
+    """Step `start`: the plan, and the run's row; why not, when the run cannot start.
+
+    It looks for its row first: a replay takes the plan that stands (a hook's plan runs its
+    gate, which must not run again; any other plan would read a brain edited since). A
+    fresh plan's rows are written by the run's next transaction (`context.starting`),
+    which for a turn is the transaction of the turn itself: one commit fewer per run.
+    """
     order = context.order
     seq = context.next_seq()
     runtime = context.runtime
-
-    def compute() -> RunPlan | Failure:
-        try:
-            return plan_run(runtime, order)
-        except KeelError as exc:
-            return Failure(error=str(exc), refused=isinstance(exc, Refused))
-
-    def write(tx: Tx, decided: RunPlan | Failure) -> Done:
-        plan = decided if isinstance(decided, RunPlan) else None
-        error = decided.error if isinstance(decided, Failure) else None
-        at = now()
-        conversation = plan.conversation if plan is not None else None
-        tx.record_run(
-            RunRow(
-                id=order.id,
-                kind=order.kind,
-                entity_id=order.entity_id,
-                status="running" if plan is not None else "failed",
-                created_at=datetime.fromisoformat(order.at),
-                updated_at=at,
-                entity=plan.entity if plan is not None else order.entity,
-                role=plan.role if plan is not None else None,
-                reach=plan.reach if plan is not None else (),
-                bot=conversation.bot if conversation is not None else order.bot,
-                chat=conversation.chat if conversation is not None else order.chat,
-                thread=conversation.thread if conversation is not None else order.thread,
-                pin=_pin_label(plan),
-                model=plan.model if plan is not None else order.model,
-                executor=runtime.executor,
-                error=error,
-                order=order.to_json(),
-            )
-        )
-        if isinstance(decided, Failure):
-            output = {"failed": decided.error, "refused": decided.refused}
-            return Done(output=output, detail=f"cannot start: {error}", status="failed")
-        return Done(
+    store = runtime.engine.store
+    found = looked(store, order.id, seq)
+    if found is not None and found.status == "done":
+        return _planned(found.output)  # a replay: the run started before
+    context.fresh = found is None
+    started = now()
+    try:
+        decided: RunPlan | Failure = plan_run(runtime, order)
+    except KeelError as exc:
+        decided = Failure(error=str(exc), refused=isinstance(exc, Refused))
+    if isinstance(decided, RunPlan):
+        done = Done(
             output={"plan": decided.to_json()}, detail=f"{decided.ref.key} as {decided.role}"
         )
+        context.starting = Starting(
+            run=_run_row(context, decided), step=step_row(order.id, seq, "start", done, started)
+        )
+        return decided
+    failure = decided
 
-    store = runtime.engine.store
-    gated = order.kind == "hook"
-    if gated:
-        # A hook's plan runs its gate (brain code), which a replay must not run again:
-        # look for the step's row first.
-        found = recorded(store, order.id, seq)
-        if found is not None and found.status == "done":
-            return _planned(found.output)  # a replay: the run started before
-        context.fresh = found is None
-    # Any other plan reads the brain only: a replay computes it again and throws it away
-    # when the step's row holds the one that stands, which saves a look on every run.
+    def write(tx: Tx, _: None) -> Done:
+        tx.record_run(_run_row(context, failure))
+        output = {"failed": failure.error, "refused": failure.refused}
+        return Done(output=output, detail=f"cannot start: {failure.error}", status="failed")
+
+    # A run that cannot start says so at once, in a transaction of its own.
     try:
-        data, wrote = first(store, order.id, seq, "start", compute, write)
+        data, _ = first(store, order.id, seq, "start", nothing, write)
     except StoreError as exc:
-        data, wrote = unrecorded(context, seq, exc), False
-    if not gated:
-        context.fresh = wrote
+        data = unrecorded(context, seq, exc)
     return _planned(data)
+
+
+def _run_row(context: RunContext, decided: RunPlan | Failure) -> RunRow:
+    """The run's row as step `start` writes it: running with its plan, or failed."""
+    order = context.order
+    plan = decided if isinstance(decided, RunPlan) else None
+    conversation = plan.conversation if plan is not None else None
+    return RunRow(
+        id=order.id,
+        kind=order.kind,
+        entity_id=order.entity_id,
+        status="running" if plan is not None else "failed",
+        created_at=datetime.fromisoformat(order.at),
+        updated_at=now(),
+        entity=plan.entity if plan is not None else order.entity,
+        role=plan.role if plan is not None else None,
+        reach=plan.reach if plan is not None else (),
+        bot=conversation.bot if conversation is not None else order.bot,
+        chat=conversation.chat if conversation is not None else order.chat,
+        thread=conversation.thread if conversation is not None else order.thread,
+        pin=_pin_label(plan),
+        model=plan.model if plan is not None else order.model,
+        executor=context.runtime.executor,
+        error=decided.error if isinstance(decided, Failure) else None,
+        order=order.to_json(),
+    )
+
+
+def record_start(context: RunContext) -> Failure | None:
+    """Write step `start`'s rows, when they wait for the run's next transaction, in one of
+    their own: for work that does not begin with a turn (a pipeline), or a run that failed
+    before its turn's transaction committed. Why the run cannot go on, when the database
+    refused them (the run is then recorded failed, `unrecorded`)."""
+    starting = context.starting
+    if starting is None:
+        return None
+    context.starting = None
+    store = context.store
+    try:
+        with store.transaction() as tx:
+            tx.record_run(starting.run)
+            record_steps(tx, (starting.step,))
+    except StepTaken:
+        taken(context, starting)  # a twin execution started the run first
+    except StoreError as exc:
+        data = unrecorded(context, starting.step.seq, exc)
+        return Failure(error=data["failed"])
+    return None
 
 
 def _planned(data: dict[str, Any]) -> RunPlan | Failure:
@@ -245,7 +285,13 @@ def work(context: RunContext) -> Any:
         from keel.runs.pipelines import has_pipeline, run_scenario
 
         if has_pipeline(context):
-            return run_scenario(context)
+            # A pipeline's steps write in transactions of their own: the start goes first.
+            failure = record_start(context)
+            if failure is not None:
+                raise RunFailed(failure.error)
+            plan = context.planned  # a twin's, when it started first
+            if has_pipeline(context):
+                return run_scenario(context)
     from keel.link.values import TurnRequest
 
     request = TurnRequest(
@@ -274,6 +320,8 @@ def finish(context: RunContext, failure: Failure | None, result: Any = None) -> 
 
     if context.finished:
         return  # the work's last transaction finished the run (a run that asks no model)
+    if record_start(context) is not None:
+        return  # its start could not be recorded: the run is recorded failed, and why
 
     def write(tx: Tx, _: None) -> Done:
         return finished(

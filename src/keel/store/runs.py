@@ -211,7 +211,21 @@ def record_step(conn: Connection, step: StepRow) -> bool:
 
     A step that is only running or waiting is replaced: it is the same step, carried on.
     """
-    values = {
+    return conn.execute(_record_step(conn.dialect.name), _step_values(step)).first() is not None
+
+
+def record_steps(conn: Connection, steps: Sequence[StepRow]) -> bool:
+    """Write several steps' rows in one statement; False when any of them is recorded done
+    already (the others are written: the caller rolls the transaction back)."""
+    if len(steps) == 1:
+        return record_step(conn, steps[0])
+    values = [_step_values(s) for s in steps]
+    # One INSERT of many rows (SQLAlchemy's "insertmanyvalues"), RETURNING each row written.
+    return len(conn.execute(_record_step(conn.dialect.name), values).all()) == len(steps)
+
+
+def _step_values(step: StepRow) -> dict[str, Any]:
+    return {
         "run_id": step.run_id,
         "seq": step.seq,
         "name": step.name,
@@ -224,7 +238,6 @@ def record_step(conn: Connection, step: StepRow) -> bool:
         "detail": step.detail,
         "output": None if step.output is None else dumps(step.output),
     }
-    return conn.execute(_record_step(conn.dialect.name), values).first() is not None
 
 
 def step(conn: Connection, run_id: str, seq: int) -> StepRow | None:
