@@ -4,6 +4,7 @@ what the journal and the ledger hold, and the approval form decides a card."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -127,6 +128,23 @@ def test_a_card_is_approved_from_the_runs_page(served: Served) -> None:
     assert unknown.status_code == 404
     bad = served.client.post("/runs/cards/card-1", data={"decision": "maybe"}, headers=host)
     assert bad.status_code == 422
+
+
+def test_a_decision_refused_for_who_made_it_is_shown_on_the_card(served: Served) -> None:
+    [card] = served.runs.cards()
+    refusal = {
+        "by": "tg:user:9",
+        "at": "2026-11-29T19:05:00+00:00",
+        "reason": "tg:user:9 may not decide cards of refund — ask an approver",
+    }
+    run = served.runs.runs_by_id["run-1"]
+    served.runs.runs_by_id["run-1"] = replace(run, cards=(replace(card, refused=(refusal,)),))
+    for path in ("/runs", "/runs/run-1"):
+        page = html(served, path)
+        assert (
+            '<span class="status refused">refused</span> tg:user:9 at 2026-11-29 19:05 — '
+            "tg:user:9 may not decide cards of refund — ask an approver"
+        ) in page, path
 
 
 def test_a_build_without_runs_says_so(served: Served) -> None:
