@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -202,3 +202,26 @@ def test_a_card_reads_and_decides_at_phone_width(live: Live, browser: Browser) -
     assert notice.inner_text().startswith("Card card-1 denied by dashboard")
     assert page.locator('tr[data-card="card-1"]').count() == 0
     shot(page, "runs-phone-decided")
+
+
+def test_a_running_runs_page_keeps_itself_current_without_a_reload(
+    live: Live, browser: Browser
+) -> None:
+    page = browser.new_page()
+    page.goto(live.base + "/runs/run-1")
+    assert page.locator("#live").get_attribute("data-live") == "on"
+    page.evaluate("window.keelStayed = true")  # gone if the page reloads
+    live.runs.decide("card-1", approve=True, by="cli", note=None)  # decided elsewhere
+    page.wait_for_function(
+        "document.querySelector('tr[data-card=\"card-1\"]').textContent.includes('approved')",
+        timeout=15_000,
+    )
+    run = live.runs.runs_by_id["run-1"]
+    live.runs.runs_by_id["run-1"] = replace(run, status="done")
+    page.wait_for_function(
+        "document.querySelector('#live').getAttribute('data-live') === 'off'", timeout=15_000
+    )
+    assert page.evaluate("window.keelStayed") is True
+    assert page.locator("#live .facts .status").inner_text() == "done"
+    assert page.locator('tr[data-card="card-1"] form').count() == 0, "no form on a decided card"
+    shot(page, "run-live")

@@ -1,5 +1,6 @@
 // Keel's dashboard script: sort a table by a column (a button in each header, so it works
-// from the keyboard), and ask before a denial. The pages work without it.
+// from the keyboard), ask before a denial, and keep a running run's page current. The
+// pages work without it.
 (function () {
   "use strict";
   function cellValue(row, index) {
@@ -35,9 +36,33 @@
       button.addEventListener("click", function () { sortBy(table, index, th); });
     });
   });
-  document.querySelectorAll("button[data-confirm]").forEach(function (button) {
-    button.addEventListener("click", function (event) {
-      if (!window.confirm(button.getAttribute("data-confirm"))) { event.preventDefault(); }
-    });
+  // Delegated, so a button that arrives with a live update asks too.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("button[data-confirm]") : null;
+    if (button && !window.confirm(button.getAttribute("data-confirm"))) { event.preventDefault(); }
   });
+  // A run that can still change: fetch its page again every few seconds and swap the block
+  // in place (no reload), until the run ends. Nothing is swapped while someone types their
+  // id into a card's form.
+  var live = document.getElementById("live");
+  if (live && live.getAttribute("data-live") === "on" && window.fetch && window.DOMParser) {
+    var every = parseInt(live.getAttribute("data-every") || "2000", 10);
+    var timer = window.setInterval(function () {
+      var active = document.activeElement;
+      if (active && active.tagName === "INPUT" && live.contains(active) && active.value) { return; }
+      window.fetch(window.location.href, { cache: "no-store", credentials: "same-origin" })
+        .then(function (answer) { return answer.ok ? answer.text() : null; })
+        .then(function (text) {
+          if (!text) { return; }
+          var fresh = new window.DOMParser().parseFromString(text, "text/html").getElementById("live");
+          if (!fresh) { return; }
+          if (fresh.innerHTML !== live.innerHTML) { live.innerHTML = fresh.innerHTML; }
+          if (fresh.getAttribute("data-live") !== "on") {
+            live.setAttribute("data-live", "off");
+            window.clearInterval(timer);
+          }
+        })
+        .catch(function () { /* the next tick tries again */ });
+    }, every);
+  }
 })();
