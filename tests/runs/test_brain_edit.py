@@ -70,3 +70,17 @@ def test_an_access_widen_waits_for_a_card_and_writes_nothing_meanwhile(runs: Run
     [card] = record["cards"]
     assert (card["tool"], card["risk"], card["status"]) == ("access_widen", "dangerous", "pending")
     assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS
+    # The card says what the edit does, checked as it will be when it runs.
+    assert card["summary"] == "access_widen: edit constitution/access.yaml\n- bound rating=f1"
+
+
+def test_an_edit_that_would_be_refused_asks_nobody(runs: Runs) -> None:
+    widen = {
+        "name": "access_widen",
+        "arguments": {"bot": "nova", "chat": "tg:chat:board", "bind": {"no-such": "x"}},
+    }
+    record = run(runs, "widen-nothing", [widen])
+    assert (record["status"], record["cards"]) == ("done", [])
+    [request] = [s for s in record["steps"] if s["name"] == "request"][1:]
+    assert request["status"] == "done"
+    assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS

@@ -22,6 +22,8 @@ from keel.link.reach import run_reach
 from keel.link.values import Conversation, TurnRequest
 from keel.runs import approvals as run_approvals
 from keel.runtime.engine import Engine
+from keel.state.database import connect
+from keel.store import Store
 from keel.tools import TOOLS
 
 WriteBrain = Callable[[dict[str, str | bytes]], Path]
@@ -182,9 +184,11 @@ def test_access_widen_always_needs_approval(write_brain: WriteBrain) -> None:
 
 
 def test_a_runs_access_widen_call_waits_for_a_card(
-    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     brain = load_brain(write_brain(FILES))
+    store = Store(connect(f"sqlite:///{tmp_path / 'keel.db'}", brain))
+    store.migrate()
     asked: list[str] = []
 
     def ask(_context: object, _tool: Any, call: ToolCall, **_: object) -> str:
@@ -196,10 +200,11 @@ def test_a_runs_access_widen_call_waits_for_a_card(
     request = TurnRequest(
         conversation=Conversation(bot="nova", chat="tg:chat:1"), now=datetime.now(UTC)
     )
-    context = SimpleNamespace(brain=brain, store=None)  # the edits preview nothing to read
+    context = SimpleNamespace(brain=brain, store=store)
     approve = run_approvals.approvals(cast(Any, context), TOOLS, request)
     role: RoleSpec = brain.roles["lax"]
-    widen = ToolCall(id="c1", name="access_widen", arguments={"bot": "nova", "chat": "tg:chat:1"})
+    arguments = {"bot": "nova", "chat": "tg:chat:1", "title": "The ops room"}
+    widen = ToolCall(id="c1", name="access_widen", arguments=arguments)
     update = ToolCall(id="c2", name="access_update", arguments={"bot": "nova", "chat": "x"})
     assert cast(object, approve(role, widen)) == "waited on card"
     assert approve(role, update) is None

@@ -110,9 +110,11 @@ def edit_entity(
     *,
     author: str,
     message: str,
+    write: bool = True,
 ) -> Edited:
     """Set frontmatter keys (None removes one) and/or the body of an entity's file, check the
-    result as the loader would, write it and commit it; `Refused` writes nothing."""
+    result as the loader would, write it and commit it; `Refused` writes nothing. Without
+    `write`, only check: what would change, or `Refused` (a card's preview)."""
     unknown = sorted(set(changes) - {*ENTITY_KEYS, "body"})
     if unknown:
         raise Refused(f"cannot change {', '.join(unknown)} — the keys: {', '.join(ENTITY_KEYS)}")
@@ -130,7 +132,9 @@ def edit_entity(
     if not changed:
         raise Refused(f"{rel} already says that — nothing changed")
     text = f"{head}{_dump(front)}{FENCE}\n{body}"
-    return _commit_edit(brain, rel, text, tuple(changed), author=author, message=message)
+    return _commit_edit(
+        brain, rel, text, tuple(changed), author=author, message=message, write=write
+    )
 
 
 def _set_keys(front: CommentedMap, changes: Mapping[str, Any]) -> list[str]:
@@ -249,8 +253,11 @@ def _check_bindings(brain: Brain, bind: Mapping[str, str | None]) -> None:
             raise Refused(f"'{ident}' names no entity, so it takes no key ('{key}' given)")
 
 
-def edit_access(brain: Brain, change: AccessChange, *, author: str, message: str) -> Edited:
-    """Apply one rule change to access.yaml, check it as the loader would, write, commit."""
+def edit_access(
+    brain: Brain, change: AccessChange, *, author: str, message: str, write: bool = True
+) -> Edited:
+    """Apply one rule change to access.yaml, check it as the loader would, write, commit
+    (without `write`, only check)."""
     _check_bindings(brain, change.bind or {})
     root, rel = brain.root, ACCESS_PATH
     try:
@@ -276,7 +283,9 @@ def edit_access(brain: Brain, change: AccessChange, *, author: str, message: str
     changed = _apply(rule, change)
     if not changed:
         raise Refused(f"{rel} already says that — nothing changed")
-    return _commit_edit(brain, rel, _dump(data), tuple(changed), author=author, message=message)
+    return _commit_edit(
+        brain, rel, _dump(data), tuple(changed), author=author, message=message, write=write
+    )
 
 
 def _child(parent: Any, key: str, where: str) -> CommentedMap:
@@ -324,10 +333,19 @@ def _apply(rule: CommentedMap, change: AccessChange) -> list[str]:
 
 
 def _commit_edit(
-    brain: Brain, rel: str, text: str, changed: tuple[str, ...], *, author: str, message: str
+    brain: Brain,
+    rel: str,
+    text: str,
+    changed: tuple[str, ...],
+    *,
+    author: str,
+    message: str,
+    write: bool,
 ) -> Edited:
     root = brain.root
     _check_loads(root, rel, text.encode("utf-8"))
+    if not write:
+        return Edited(path=rel, changed=changed, git="not written")
     write_atomically(root, rel, text)
     return Edited(path=rel, changed=changed, git=commit(root, rel, author=author, message=message))
 

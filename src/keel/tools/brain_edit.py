@@ -8,6 +8,10 @@ The first four take `brain:edit` (moderate: a brain's `approvals:` decides wheth
 wait for a person). `access_update` only narrows what reaches a room and refuses, naming
 `access_widen`, any change that would widen it; `access_widen` takes `access:widen`,
 whose calls always wait for a person's approval, whatever the brain's policy says.
+
+Each has a preview: the same edit, checked the same way but not written, so a call that
+would be refused is refused before its card is posted, and the card says which file
+changes and how.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from keel.brain.edit import AccessChange, Edited, edit_access, edit_entity, live
 from keel.brain.knobs import ALWAYS_APPROVED
 from keel.errors import Refused
 from keel.tools.context_open import STRING
-from keel.tools.registry import Run, Tool, ToolContext
+from keel.tools.registry import Preview, Run, Tool, ToolContext
 
 EDIT_CAPABILITY = "brain:edit"
 (WIDEN_CAPABILITY,) = ALWAYS_APPROVED
 
+# How much of one changed value a card shows.
+_SHOWN = 200
 _TEXT_OR_NULL = {"type": ["string", "null"]}
 _REACH = {
     "type": ["array", "null"],
@@ -64,20 +70,50 @@ def _said(edited: Edited) -> str:
     )
 
 
+def _shown(value: Any) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "…"
+
+
+def _planned(name: str, edited: Edited, args: Mapping[str, Any]) -> str:
+    """An edit as a person approving it reads it: the file, then each change."""
+    lines = [f"{name}: edit {edited.path}"]
+    for key in edited.changed:
+        if key == "body" and "body" in args:
+            lines.append(f"- body replaced ({len(str(args['body']))} chars)")
+        elif key in args:
+            value = args[key]
+            lines.append(f"- {key}: removed" if value is None else f"- {key} = {_shown(value)}")
+        else:
+            lines.append(f"- {key}")
+    return "\n".join(lines)
+
+
+def _entity_edit(kind: str, ctx: ToolContext, args: Mapping[str, Any], *, write: bool) -> Edited:
+    changes = {k: v for k, v in args.items() if k != "id"}
+    return edit_entity(
+        live_brain(ctx.brain),
+        kind,
+        args["id"],
+        changes,
+        author=ctx.role.id,
+        message=_call_text(f"{kind}_update", args),
+        write=write,
+    )
+
+
 def _entity_run(kind: str) -> Run:
     def run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
-        changes = {k: v for k, v in args.items() if k != "id"}
-        edited = edit_entity(
-            live_brain(ctx.brain),
-            kind,
-            args["id"],
-            changes,
-            author=ctx.role.id,
-            message=_call_text(f"{kind}_update", args),
-        )
-        return _said(edited)
+        return _said(_entity_edit(kind, ctx, args, write=True))
 
     return run
+
+
+def _entity_preview(kind: str) -> Preview:
+    def preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+        return _planned(f"{kind}_update", _entity_edit(kind, ctx, args, write=False), args)
+
+    return preview
 
 
 def _entity_tool(kind: str, extra: Mapping[str, Any], what: str) -> Tool:
@@ -95,6 +131,7 @@ def _entity_tool(kind: str, extra: Mapping[str, Any], what: str) -> Tool:
         capability=EDIT_CAPABILITY,
         risk="moderate",
         run=_entity_run(kind),
+        preview=_entity_preview(kind),
     )
 
 
@@ -120,7 +157,7 @@ def _change(args: Mapping[str, Any]) -> AccessChange:
     )
 
 
-def _access_update(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def _update(ctx: ToolContext, args: Mapping[str, Any], *, write: bool) -> Edited:
     change = _change(args)
     brain = live_brain(ctx.brain)
     why = widening(brain, change)
@@ -129,21 +166,33 @@ def _access_update(ctx: ToolContext, args: Mapping[str, Any]) -> str:
             f"access_update only narrows what reaches a room, and this widens it: {why} — "
             "call access_widen instead, which waits for an owner's approval"
         )
-    edited = edit_access(
-        brain, change, author=ctx.role.id, message=_call_text("access_update", args)
-    )
-    return _said(edited)
+    message = _call_text("access_update", args)
+    return edit_access(brain, change, author=ctx.role.id, message=message, write=write)
 
 
-def _access_widen(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def _widen(ctx: ToolContext, args: Mapping[str, Any], *, write: bool) -> Edited:
     change = _change(args)
     brain = live_brain(ctx.brain)
     if change.role is not None and change.role not in brain.roles:
         raise Refused(f"no role '{change.role}' in this brain")
-    edited = edit_access(
-        brain, change, author=ctx.role.id, message=_call_text("access_widen", args)
-    )
-    return _said(edited)
+    message = _call_text("access_widen", args)
+    return edit_access(brain, change, author=ctx.role.id, message=message, write=write)
+
+
+def _access_update(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    return _said(_update(ctx, args, write=True))
+
+
+def _access_update_preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    return _planned("access_update", _update(ctx, args, write=False), args)
+
+
+def _access_widen(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    return _said(_widen(ctx, args, write=True))
+
+
+def _access_widen_preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    return _planned("access_widen", _widen(ctx, args, write=False), args)
 
 
 _RULE = {
@@ -165,6 +214,7 @@ ACCESS_UPDATE = Tool(
     capability=EDIT_CAPABILITY,
     risk="moderate",
     run=_access_update,
+    preview=_access_update_preview,
 )
 ACCESS_WIDEN = Tool(
     name="access_widen",
@@ -184,6 +234,7 @@ ACCESS_WIDEN = Tool(
     capability=WIDEN_CAPABILITY,
     risk="dangerous",
     run=_access_widen,
+    preview=_access_widen_preview,
 )
 
 BRAIN_EDIT_TOOLS = (HEARTBEAT_UPDATE, HOOK_UPDATE, SCENARIO_UPDATE, ACCESS_UPDATE, ACCESS_WIDEN)
