@@ -262,3 +262,92 @@ def test_a_binding_no_turn_could_use_is_refused(
     with pytest.raises(Refused, match=re.escape(reason)):
         _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind=bind))
     assert (root / ACCESS).read_text() == FILES[ACCESS]
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            AccessChange(bot="nova", chat="default", bind={"client": "c1"}),
+            "the default rule is a template for many chats: it binds no contexts",
+        ),
+        (
+            AccessChange(bot="nova", chat="tg:chat:1", unbind=("weather",)),
+            "the rule binds no context 'weather' — nothing to remove",
+        ),
+        (
+            AccessChange(bot="nova", chat="tg:chat:1", title="Client one"),
+            f"{ACCESS} already says that — nothing changed",
+        ),
+    ],
+    ids=["template-binds", "unbind-missing", "no-change"],
+)
+def test_an_access_change_that_cannot_apply_is_refused_and_writes_nothing(
+    write_brain: WriteBrain, change: AccessChange, said: str
+) -> None:
+    root = write_brain(FILES)
+    before = (root / ACCESS).read_bytes()
+    with pytest.raises(Refused, match=re.escape(said)):
+        _access(root, change)
+    assert (root / ACCESS).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("- a list\n", "is not a mapping with `bots:`"),
+        ("bots:\n  nova: [a]\n", f"{ACCESS}: bots.nova is not a mapping"),
+        ("bots:\n  nova:\n    chats: {'tg:chat:1': 3}\n", "bots.nova.chats.tg:chat:1 is not a"),
+        (
+            "bots:\n  nova:\n    chats: {'tg:chat:1': {role: news, contexts: [a]}}\n",
+            "the rule's contexts: is not a mapping",
+        ),
+    ],
+    ids=["not-a-mapping", "bot-a-list", "rule-a-number", "contexts-a-list"],
+)
+def test_an_access_file_of_the_wrong_shape_is_left_for_a_person(
+    write_brain: WriteBrain, text: str, said: str
+) -> None:
+    root = write_brain({**FILES, ACCESS: text})
+    with pytest.raises(Refused, match=re.escape(said)):
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", bind={"client": "c2"}))
+    assert (root / ACCESS).read_text() == text
+
+
+def test_an_access_edit_writes_a_missing_access_file(write_brain: WriteBrain) -> None:
+    files = {k: v for k, v in FILES.items() if k != ACCESS}
+    root = write_brain({**files, "constitution/MANIFEST.yaml": "name: t\n"})
+    _access(root, AccessChange(bot="nova", chat="tg:chat:9", role="news", bind={"client": "c9"}))
+    (rule,) = load_brain(root).access.group_rules("tg:chat:9")
+    assert (rule.role, dict(rule.contexts)) == ("news", {"client": "c9"})
+
+
+@pytest.mark.parametrize(
+    ("kind", "ident", "changes", "said"),
+    [
+        ("schedule", "daily", {"agent": "news"}, "'schedule' is not a heartbeat, hook or scenario"),
+        ("heartbeat", "daily", {"colour": "red"}, "cannot change colour"),
+        ("heartbeat", "daily", {}, "nothing to change"),
+        ("heartbeat", "daily", {"agent": "news"}, "already says that — nothing changed"),
+    ],
+    ids=["kind", "unknown-key", "empty", "same"],
+)
+def test_an_entity_edit_that_cannot_apply_is_refused(
+    write_brain: WriteBrain, kind: str, ident: str, changes: dict[str, object], said: str
+) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match=re.escape(said)):
+        edit_entity(load_brain(root), kind, ident, changes, author="news", message="m")
+    assert (root / HEARTBEAT).read_text() == FILES[HEARTBEAT]
+
+
+def test_a_check_without_write_says_what_would_change_and_writes_nothing(
+    write_brain: WriteBrain,
+) -> None:
+    root = write_brain(FILES)
+    brain = load_brain(root)
+    edited = edit_entity(
+        brain, "heartbeat", "daily", {"reach": ["weather"]}, author="n", message="m", write=False
+    )
+    assert (edited.path, edited.changed, edited.git) == (HEARTBEAT, ("reach",), "not written")
+    assert (root / HEARTBEAT).read_text() == FILES[HEARTBEAT]
