@@ -84,16 +84,20 @@ DATABASES = [
 ]
 
 
-@pytest.fixture(
-    scope="module",
-    params=DATABASES,
-)
-def runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Runs]:
-    folder = tmp_path_factory.mktemp("runs")
-    brain = write_files(folder / "brain", RUNS_BRAIN)
-    yield from launched_on(request.param, brain, folder)
+def runs_of(files: dict[str, str], folder_name: str) -> Any:
+    """A module's `runs` fixture: `files` as the brain, served once on each database."""
+
+    @pytest.fixture(scope="module", params=DATABASES, name="runs")
+    def runs(
+        request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[Runs]:
+        folder = tmp_path_factory.mktemp(folder_name)
+        yield from launched_on(request.param, write_files(folder / "brain", files), folder)
+
+    return runs
+
+
+runs = runs_of(RUNS_BRAIN, "runs")
 
 
 def launched_on(database: str, brain: Path, folder: Path) -> Iterator[Runs]:

@@ -4,13 +4,10 @@ approves it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from tests.runs.brains import ROLE, RUNS_BRAIN
-from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
+from tests.runs.conftest import Runs, runs_of
 
 ACCESS = "bots:\n  nova:\n    chats:\n      'tg:chat:board':\n        role: keeper\n"
 FILES = {
@@ -31,15 +28,7 @@ FILES = {
 }
 
 
-@pytest.fixture(
-    scope="module",
-    params=DATABASES,
-)
-def runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Runs]:
-    folder = tmp_path_factory.mktemp("selfedit")
-    yield from launched_on(request.param, write_files(folder / "brain", FILES), folder)
+runs = runs_of(FILES, "selfedit")
 
 
 def run(runs: Runs, name: str, calls: list[dict[str, Any]]) -> dict[str, Any]:

@@ -4,13 +4,10 @@ about. A refused decision is recorded on the card, which stays pending."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from tests.runs.brains import RUNS_BRAIN
-from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
+from tests.runs.conftest import Runs, runs_of
 
 OPS = "tg:chat:ops"
 BOARD = "tg:chat:board"
@@ -27,16 +24,7 @@ approvals:
 """
 
 
-@pytest.fixture(
-    scope="module",
-    params=DATABASES,
-)
-def runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Runs]:
-    folder = tmp_path_factory.mktemp("people")
-    files = {**RUNS_BRAIN, "constitution/MANIFEST.yaml": MANIFEST}
-    yield from launched_on(request.param, write_files(folder / "brain", files), folder)
+runs = runs_of({**RUNS_BRAIN, "constitution/MANIFEST.yaml": MANIFEST}, "people")
 
 
 def waiting_run(runs: Runs, name: str) -> dict[str, Any]:

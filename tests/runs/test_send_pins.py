@@ -5,13 +5,12 @@ bound while its card waited refuses the approved send: the step fails, nothing i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.runs.brains import ROLE, RUNS_BRAIN
-from tests.runs.conftest import DATABASES, Runs, launched_on, write_files
+from tests.runs.conftest import Runs, runs_of
 
 # A careful critic: its heartbeat reaches `rating` (a reply context keyed by film id) and
 # its role waits for a person before any send.
@@ -30,13 +29,7 @@ CAREFUL_BRAIN = {
 PINNED = "tg:chat:film-club"  # bound to rating f-1 before the tests below send there
 
 
-@pytest.fixture(scope="module", params=DATABASES)
-def runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Runs]:
-    folder = tmp_path_factory.mktemp("send-pins")
-    brain = write_files(folder / "brain", CAREFUL_BRAIN)
-    yield from launched_on(request.param, brain, folder)
+runs = runs_of(CAREFUL_BRAIN, "send-pins")
 
 
 def bind(runs: Runs, chat: str, film: str) -> None:
