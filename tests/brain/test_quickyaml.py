@@ -336,3 +336,13 @@ def test_the_plain_reader_gives_the_exact_parsers_value_or_declines(text: str) -
     except Unsure:
         return
     assert same(plain, exact_load(text))
+
+
+def test_a_flow_collection_read_twice_is_two_values() -> None:
+    # The plain reader keeps the collections it has read; no document may share one.
+    text = "when: [run, reply]\ndata: { view: queue, by: entity_id }\n"
+    first, second = quickyaml.plain_load(text), quickyaml.plain_load(text)
+    first["when"].append("ask")
+    first["data"]["by"] = "other"
+    assert second == {"when": ["run", "reply"], "data": {"view": "queue", "by": "entity_id"}}
+    assert quickyaml.plain_load(text) == second

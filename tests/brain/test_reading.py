@@ -235,3 +235,35 @@ def test_read_file_names_what_it_refuses(brain_root: Path) -> None:
     with pytest.raises(ContentError, match=r"bad\.context\.md: this is a named pipe"):
         read_file(str(brain_root), BAD)
     assert read_file(str(brain_root), "features/a/good.context.md") == GOOD.encode()
+
+
+def _grown(monkeypatch: pytest.MonkeyPatch, by: int) -> None:
+    """Both stats say the file is `by` bytes shorter than it is: it grew after them."""
+
+    def shorter(real: Callable[..., os.stat_result]) -> Callable[..., os.stat_result]:
+        def stat(target: object) -> os.stat_result:
+            st = list(real(target))
+            st[6] -= by  # st_size
+            return os.stat_result(st)
+
+        return stat
+
+    monkeypatch.setattr("keel.brain.reading.os.lstat", shorter(os.lstat))
+    monkeypatch.setattr("keel.brain.reading.os.fstat", shorter(os.fstat))
+
+
+def test_a_file_that_grew_after_its_stat_is_read_to_its_end(
+    brain_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _grown(monkeypatch, by=len(GOOD) - 3)
+    assert read_file(str(brain_root), "features/a/good.context.md") == GOOD.encode()
+
+
+def test_a_file_that_grew_past_the_limit_after_its_stat_is_refused(
+    brain_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = brain_root / "features/a/big.context.md"
+    big.write_bytes(b"x" * (MAX_FILE_BYTES + 10))
+    _grown(monkeypatch, by=20)
+    with pytest.raises(ContentError, match="grew past the limit"):
+        read_file(str(brain_root), "features/a/big.context.md")

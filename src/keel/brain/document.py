@@ -65,7 +65,7 @@ EMPTY_MARKDOWN = "the file is empty — write frontmatter between '---' lines"
 def decode(path: str, raw: bytes, *, empty: str = EMPTY_MARKDOWN) -> str:
     """The file's text, refusing empty, binary and non-UTF-8 files with a clear reason
     (`empty` says what to write in an empty one)."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # `strip` would copy the whole file to say the same
         raise ContentError(path, empty)
     # Anywhere in the file: a NUL in instructions would reach the model and the database
     # (PostgreSQL refuses it in text).

@@ -259,6 +259,9 @@ class _Invalid(Exception):
         self.errors = errors
 
 
+_ID = re.compile(schema.ID_PATTERN)
+
+
 def _parse(path: str, location: Location, raw: bytes) -> Any:
     if location.kind in ("code", "engage"):
         return path
@@ -269,7 +272,7 @@ def _parse(path: str, location: Location, raw: bytes) -> Any:
         data = parse_yaml(path, text)
         return _manifest(path, _validate(schema.ManifestFile, data, path, text, 1))
     text = decode(path, raw)
-    if location.kind != "feature" and not re.match(schema.ID_PATTERN, location.id):
+    if location.kind != "feature" and not _ID.match(location.id):
         raise ContentError(
             path,
             f"'{location.id}' is not a usable id — name the file with letters, digits, '_' "

@@ -252,6 +252,9 @@ _UNPLAIN = re.compile(
 )
 # Keys read before, each a plain word that resolves to text.
 _KEYS: set[str] = set()
+# Flow collections read before, by their text; their items are scalars, so a shallow copy
+# is a copy.
+_COLLECTIONS: dict[str, list[Any] | dict[str, Any]] = {}
 
 
 def plain_load(text: str) -> Any:
@@ -262,14 +265,15 @@ def plain_load(text: str) -> Any:
     """
     if len(text) > _PLAIN_MAX_CHARS or _UNPLAIN.search(text):
         raise Unsure
+    # A comment after a value, or a line that could end the document, is declined as a
+    # whole: found once in the text, not line by line (an indented comment line goes too).
+    if " #" in text or "\n---" in text or "\n..." in text or text.startswith(("---", "...")):
+        raise Unsure
     lines: list[tuple[int, str]] = []
     for raw in text.split("\n"):
-        content = raw.strip(" ")
-        if not content or content[0] == "#":
-            continue
-        if " #" in content or raw.startswith(("---", "...")):
-            raise Unsure
-        lines.append((len(raw) - len(raw.lstrip(" ")), content))
+        content = raw.lstrip(" ")
+        if content and content[0] != "#":
+            lines.append((len(raw) - len(content), content.rstrip(" ")))
     if not lines:
         raise Unsure  # empty, or only comments: libyaml says what that is
     data, end = _plain_map(lines, 0, lines[0][0], depth=0)
@@ -348,10 +352,15 @@ def _plain_list(lines: list[tuple[int, str]], pos: int, indent: int) -> tuple[li
 def _plain_value(text: str) -> Any:
     """A value on its key's line (or a list item's): a scalar or a flat flow collection."""
     first = text[0]
-    if first == "[":
-        return _flow_list(text)
-    if first == "{":
-        return _flow_map(text)
+    if first == "[" or first == "{":
+        # A brain repeats its flow collections (`when: [run, reply]`, a feature's views in
+        # every context): each is read once, and every document gets a copy of its own.
+        known = _COLLECTIONS.get(text)
+        if known is None:
+            known = _flow_list(text) if first == "[" else _flow_map(text)
+            if len(_COLLECTIONS) < 4096:
+                _COLLECTIONS[text] = known
+        return known.copy()
     if first in "'\"":
         return _quoted(text)
     if first in _INDICATORS or _UNSURE_BLOCK.search(text):

@@ -19,7 +19,6 @@ copied into a brain.
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 from dataclasses import dataclass
@@ -113,23 +112,31 @@ def read_file(root: str, rel: str, *, tree: Tree = BRAIN) -> bytes:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise _cannot(rel, exc) from None
-    with io.FileIO(fd, "rb") as handle:
+    try:
         # The file checked may not be the file opened (a rename in between): check again.
-        _check(rel, os.fstat(fd), limit, tree)
-        return _read_at_most(rel, handle, limit, tree)
+        st = os.fstat(fd)
+        _check(rel, st, limit, tree)
+        return _read_at_most(rel, fd, st.st_size, limit, tree)
+    finally:
+        os.close(fd)
 
 
-def _read_at_most(rel: str, handle: io.FileIO, limit: int, tree: Tree) -> bytes:
-    # Read to the end, but never more than the limit allows: a file still being
-    # written could otherwise grow under the read.
-    chunks: list[bytes] = []
-    total = 0
-    while chunk := handle.read(limit + 1 - total):
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > limit:
-            raise _too_big(rel, total, limit, tree, growing=True)
-    return b"".join(chunks)
+def _read_at_most(rel: str, fd: int, size: int, limit: int, tree: Tree) -> bytes:
+    # One read of a byte more than the stat said takes a regular file whole (a short read
+    # is its end). A file still being written may have grown since: read on to its end,
+    # but never past the limit.
+    ask = min(size, limit) + 1
+    data = os.read(fd, ask)
+    if len(data) == ask:
+        chunks = [data]
+        total = ask
+        while total <= limit and (chunk := os.read(fd, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+        data = b"".join(chunks)
+    if len(data) > limit:
+        raise _too_big(rel, len(data), limit, tree, growing=True)
+    return data
 
 
 def _check(rel: str, st: os.stat_result, limit: int, tree: Tree) -> None:
