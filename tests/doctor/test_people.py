@@ -3,6 +3,10 @@ approval no approver may decide (fail), an approvals chat no bot may speak in (f
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from keel.doctor.findings import Report
+from keel.runtime.engine import Engine
 from tests.conftest import WriteBrain
 from tests.doctor.brains import ACCESS, CLEAN, ROLE, doctor, only
 
@@ -55,3 +59,31 @@ def test_keels_own_default_written_out_is_not_a_requirement_to_name(
     write_brain: WriteBrain,
 ) -> None:
     assert doctor(write_brain, {MANIFEST: "approvals: {dangerous: required}\n"}).findings == ()
+
+
+def _engine_doctor(write_brain: WriteBrain, tmp_path: Path, manifest: str) -> Report:
+    # The engine's doctor knows its tools: message:send's cards are moderate.
+    root = write_brain({**CLEAN, MANIFEST: manifest})
+    with Engine(root, f"sqlite:///{tmp_path / 'keel.db'}", watch=False) as engine:
+        engine.apply_state()
+        return engine.doctor()
+
+
+def test_an_approver_of_a_risk_class_the_capabilitys_tools_do_not_carry_decides_nothing(
+    write_brain: WriteBrain, tmp_path: Path
+) -> None:
+    dangerous = "people:\n  owners: [tg:user:1]\n  approvers: {dangerous: [owners]}\n"
+    finding = only(
+        _engine_doctor(write_brain, tmp_path, REQUIRED + dangerous), "approvals.no-approver"
+    )
+    assert (finding.subject, finding.file) == ("message:send", MANIFEST)
+    moderate = dangerous.replace("dangerous", "moderate")
+    assert _engine_doctor(write_brain, tmp_path, REQUIRED + moderate).findings == ()
+
+
+def test_a_capability_no_known_tool_holds_takes_an_approver_of_any_class(
+    write_brain: WriteBrain,
+) -> None:
+    # Without the tools (doctor on its own), a class's approvers may be the ones its cards need.
+    dangerous = "people:\n  owners: [tg:user:1]\n  approvers: {dangerous: [owners]}\n"
+    assert doctor(write_brain, {MANIFEST: REQUIRED + dangerous}).findings == ()

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 from keel.brain.files import ACCESS_PATH, MANIFEST_PATH
 from keel.brain.knobs import DEFAULT_DECISIONS
-from keel.brain.people import HERE, approvals_chat, deciders, people_of
+from keel.brain.people import HERE, Deciders, approvals_chat, deciders, people_of
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RISK_CLASSES, RoleSpec
 from keel.doctor.findings import Finding, found
-from keel.doctor.scope import Scope
+from keel.doctor.scope import Risks, Scope
 
 _DEFAULT_REQUIRED = frozenset(k for k, d in DEFAULT_DECISIONS.items() if d == "required")
 
@@ -85,11 +85,7 @@ def _undecidable(scope: Scope) -> Iterator[Finding]:
         for key in _required(brain, role):
             if role is not None and role.people is None and key not in _own(role):
                 continue  # MANIFEST's own requirement, said once for MANIFEST
-            if key in RISK_CLASSES:
-                able = deciders(people, "", key)
-            else:  # a capability's risk class is the tool's: any class's approvers may do
-                able = tuple(a for risk in RISK_CLASSES for a in deciders(people, key, risk))
-            if able:
+            if not _undecided(people, key, scope.risks):
                 continue
             who = f"role '{role.id}'" if role is not None else "MANIFEST.yaml"
             yield found(
@@ -100,6 +96,21 @@ def _undecidable(scope: Scope) -> Iterator[Finding]:
                 f"`{key}: [tg:user:ID]` (or owners) under `people: approvers:`, or a '*' entry",
                 file=_policy_file(brain, role, key),
             )
+
+
+def _undecided(people: Deciders, key: str, risks: Risks) -> bool:
+    """Whether some card of `key` (a risk class, or a capability) has nobody to decide it.
+
+    A capability's cards carry the risk class of the tool that made them: each class its
+    tools carry needs an approver. A capability no known tool holds may come in any class,
+    so an approver of any class will do.
+    """
+    if key in RISK_CLASSES:
+        return not deciders(people, "", key)
+    carried = risks.get(key)
+    if carried:
+        return any(not deciders(people, key, risk) for risk in sorted(carried))
+    return not any(deciders(people, key, risk) for risk in RISK_CLASSES)
 
 
 def _silent_chat(scope: Scope) -> Iterator[Finding]:

@@ -11,7 +11,7 @@ from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
 from keel.doctor import access, code, contexts, entities, people, roles, tenancy, views
 from keel.doctor.findings import Finding, Report
-from keel.doctor.scope import Scope
+from keel.doctor.scope import Risks, Scope
 from keel.state.schema import Schema
 
 
@@ -24,6 +24,7 @@ def run_doctor(
     probe: bool = False,
     reader: Connection | None = None,
     clock: Callable[[], float] = time.monotonic,
+    risks: Risks | None = None,
 ) -> Report:
     """Check a loaded brain and return what is wrong with it.
 
@@ -34,10 +35,14 @@ def run_doctor(
     also calls each match, gate and chat policy once on a sample. `reader`, a connection
     to that database, lets the view checks read each view a turn reads, as a turn does and
     within `state.readTimeoutMs`, timed by `clock` (seconds); without one they only check
-    names. Apart from that and re-reading frontmatter for line numbers, this reads nothing
-    and writes nothing (a view's read is rolled back).
+    names. `risks` gives each tool capability's risk classes, so an approver named for a
+    class is counted only for the classes that capability's cards carry. Apart from that
+    and re-reading frontmatter for line numbers, this reads nothing and writes nothing (a
+    view's read is rolled back).
     """
-    scope = Scope(brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock)
+    scope = Scope(
+        brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock, risks=risks
+    )
     findings: list[Finding] = []
     for module in (entities, code, access, tenancy, people, contexts, views, roles):
         findings.extend(module.check(scope))

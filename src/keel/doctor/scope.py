@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,11 @@ def is_reach(context: str) -> Callable[[Any], bool]:
     )
 
 
+# A capability's risk classes: those of the tools that hold it (from the caller's tool
+# registry, which doctor does not import).
+Risks = Mapping[str, frozenset[str]]
+
+
 class Scope:
     """The inputs of one doctor run and what the checks share."""
 
@@ -109,8 +114,10 @@ class Scope:
         probe: bool = False,
         reader: Connection | None = None,
         clock: Callable[[], float] = time.monotonic,
+        risks: Risks | None = None,
     ) -> None:
         self.brain = brain
+        self.risks: Risks = risks or {}
         self.schema = schema
         self.db_note = db_note
         self.runner = runner

@@ -547,9 +547,18 @@ class Engine:
         # Read only: the store's transaction is rolled back (doctor never migrates).
         try:
             with Store(self.database).reading() as tx:
-                return checkup(self.brain, tx, self.code, probe=probe, now=now)
+                return checkup(
+                    self.brain, tx, self.code, probe=probe, now=now, risks=self.tools.risks
+                )
         except StoreError as exc:  # out of reach: the brain's own checks still run
-            return checkup(self.brain, None, self.code, probe=probe, unreachable=str(exc))
+            return checkup(
+                self.brain,
+                None,
+                self.code,
+                probe=probe,
+                unreachable=str(exc),
+                risks=self.tools.risks,
+            )
 
     @property
     def code(self) -> CodeRunner | None:

@@ -28,9 +28,14 @@ CHECK_CAPABILITY = "doctor:read"
 _WIDTH = 200
 
 
-def check_brain(brain: Brain, tx: Tx, runner: CodeRunner | None = None) -> str:
+def check_brain(
+    brain: Brain,
+    tx: Tx,
+    runner: CodeRunner | None = None,
+    risks: Mapping[str, frozenset[str]] | None = None,
+) -> str:
     """The doctor's report on the brain, as plain text: what `keel doctor` finds."""
-    report = checkup(brain, tx, runner)
+    report = checkup(brain, tx, runner, risks=risks)
     out = io.StringIO()
     console = Console(file=out, width=_WIDTH, color_system=None, highlight=False, soft_wrap=True)
     render(report, console)
@@ -38,7 +43,7 @@ def check_brain(brain: Brain, tx: Tx, runner: CodeRunner | None = None) -> str:
 
 
 def _run(ctx: ToolContext, _args: Mapping[str, Any]) -> str:
-    return check_brain(ctx.brain, ctx.tx, ctx.code)
+    return check_brain(ctx.brain, ctx.tx, ctx.code, ctx.risks)
 
 
 DOCTOR_CHECK = Tool(

@@ -14,8 +14,9 @@ place a tool is looked up:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from keel.assemble.values import ToolCall, ToolSpec
@@ -42,6 +43,8 @@ class ToolContext:
     role: RoleSpec
     # The brain's code runner, for a tool that runs brain code (context_open's render).
     code: CodeRunner | None = None
+    # Each capability's risk classes in the registry that runs the tool (doctor_check's).
+    risks: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 # A tool's function: the validated arguments in, the text the model reads out; `Refused`
@@ -64,7 +67,7 @@ class Tool(ToolSpec):
 class Registry:
     """Tools by name; a name is registered once."""
 
-    __slots__ = ("_tools", "_validators", "tools_for")
+    __slots__ = ("_tools", "_validators", "risks", "tools_for")
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._validators: dict[str, Validator] = {}
@@ -78,6 +81,14 @@ class Registry:
             if tool.name in self._tools:
                 raise UsageError(f"two tools are named {tool.name!r} — give each its own name")
             self._tools[tool.name] = tool
+        carried: dict[str, set[str]] = {}
+        for tool in self._tools.values():
+            if tool.capability:
+                carried.setdefault(tool.capability, set()).add(tool.risk)
+        # The risk classes of each capability's cards: those of the tools holding it.
+        self.risks: Mapping[str, frozenset[str]] = MappingProxyType(
+            {capability: frozenset(risks) for capability, risks in carried.items()}
+        )
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
@@ -148,7 +159,9 @@ class Registry:
         `KeelError`) when it may not run or its tool refuses, and then nothing is written."""
         tool, arguments = self.check(role, call)
         with store.transaction() as tx:
-            context = ToolContext(brain=brain, tx=tx, request=request, role=role, code=code)
+            context = ToolContext(
+                brain=brain, tx=tx, request=request, role=role, code=code, risks=self.risks
+            )
             return tool.run(context, arguments)
 
 
