@@ -128,6 +128,41 @@ def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> No
     assert server.process.returncode == 0, server.output
     assert "seed: played 70 of 70 steps" in server.output
     assert (brain / ".keel" / "keel.db").exists()
+    # A pipe gets the seed's progress as lines; the refusals the seed shows on purpose are
+    # said as such, never warned of; the address comes once the server listens.
+    out = server.output
+    assert out.index("starting: brain") < out.index("seed: played 17 of 70 steps")
+    assert out.count("refused, as the seed expects") == 3, out
+    assert "WARNING" not in out, out
+    assert out.index("Uvicorn running on") < out.index(f"dashboard: {server.base}/")
+
+
+def test_serve_says_its_address_once_it_answers_there(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    command = [sys.executable, "-c", LAUNCH, "serve", str(brain), "--port", "0", "--no-seed"]
+    process = subprocess.Popen(
+        command,
+        env={"PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        said: list[str] = []
+        for line in process.stdout:
+            said.append(line)
+            if "dashboard: " in line:
+                break
+        else:
+            pytest.fail(f"keel serve never said its address: {''.join(said)}")
+        url = line.split("dashboard: ", 1)[1].split()[0]
+        assert not url.endswith(":0/"), url  # the port it took, not the one asked for
+        # Said only once the server listens: the first request is answered, no retry.
+        assert httpx2.get(url + "healthz", timeout=10).json()["brain"] == "reference"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
 
 
 def test_serve_ends_while_a_run_waits_and_the_next_server_finishes_it(tmp_path: Path) -> None:

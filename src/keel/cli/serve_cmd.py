@@ -27,6 +27,8 @@ from keel.errors import KeelError
 from keel.web.limits import BODY_BYTES, MAX_BODY_BYTES
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+# What uvicorn exits with when its server did not start.
+STARTUP_FAILURE = 3
 
 
 @app.command()
@@ -98,9 +100,13 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the HTTP API and the dashboard (http://HOST:PORT/)."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    log = logging.getLogger("keel.serve")
+    log.info("starting: brain %s", brain)
     try:
         import uvicorn
 
+        from keel.cli.serve_start import AnnouncingServer, seed_progress
         from keel.web.runs import NoRuns
         from keel.web.serving import build_service
     except ImportError as exc:
@@ -108,33 +114,42 @@ def serve(
             f"keel serve needs the web extra ({exc.name} is missing): "
             "pip install 'keel-engine[web]'"
         )
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # The provider SDKs' HTTP client logs every request at INFO (a scripted model's to a
     # made-up host): the run's steps already say what was asked; keep its warnings only.
     for noisy in ("httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        svc, application = build_service(
-            brain,
-            db,
-            model=model,
-            token=token,
-            seed=seed,
-            worker=worker,
-            max_body=max_body,
-            telegram_secret=telegram_secret,
-            telegram_api_url=telegram_api_url,
-        )
+        with seed_progress(log) as progress:
+            svc, application = build_service(
+                brain,
+                db,
+                model=model,
+                token=token,
+                seed=seed,
+                worker=worker,
+                max_body=max_body,
+                telegram_secret=telegram_secret,
+                telegram_api_url=telegram_api_url,
+                progress=progress,
+            )
     except KeelError as exc:
         fail(exc)
-    log = logging.getLogger("keel.serve")
     log.info("seed: %s", svc.seeded.note)
     if host not in LOOPBACK and svc.token is None:
         log.warning("listening on %s without a token: anyone who reaches it can use it", host)
-    log.info("dashboard: http://%s:%s/  ·  model: %s", host, port, svc.model_spec)
     if isinstance(svc.runs, NoRuns):  # a server that cannot host the worker says why
         log.log(logging.WARNING if worker else logging.INFO, "runs: %s", svc.runs.reason)
+    config = uvicorn.Config(
+        application, host=host, port=port, access_log=access_log, log_level="info"
+    )
+    server = AnnouncingServer(
+        config, lambda url: log.info("dashboard: %s  ·  model: %s", url, svc.model_spec)
+    )
     try:
-        uvicorn.run(application, host=host, port=port, access_log=access_log, log_level="info")
+        server.run()
+    except KeyboardInterrupt:  # Ctrl-C, raised again once the server shut down cleanly
+        pass
     finally:
         svc.engine.close()
+    if not server.started:  # the port taken, or start-up failed: uvicorn said why
+        raise typer.Exit(STARTUP_FAILURE)

@@ -19,8 +19,10 @@ A brain may hold `seed.yaml` at its root (the loader reads only `constitution/`,
 
 Each step is the body of the route of its name (`POST /v1/turns`, `/v1/send`, `/v1/bind`,
 `/v1/runs`, and `/v1/events/{event}` with the event in the body), plus, for a turn, the
-bot's `answer` (recorded after it as a plain send, so later turns have history) and, for a
-send, `refused: true` when the brain must refuse it. A turn is prepared and recorded as
+bot's `answer` (recorded after it as a plain send, so later turns have history) and
+`refused: true` when it asks for a link the brain must refuse, and, for a send,
+`refused: true` when the brain must refuse it; an expected refusal is logged as the
+example it is, a missing one as a warning. A turn is prepared and recorded as
 `keel turn` records it; no model is asked.
 
 Turn, send and bind steps are played when the server is built, spaced apart and ending
@@ -42,6 +44,9 @@ never stops a server from starting.
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -53,7 +58,7 @@ from sqlalchemy import Connection, select, text
 from keel.brain.document import locate, parse_yaml
 from keel.brain.problems import plural
 from keel.errors import ContentError, KeelError, Refused, UsageError
-from keel.link.values import Conversation
+from keel.link.values import Conversation, TurnRequest
 from keel.log import logger
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import chosen_by_caller
@@ -80,10 +85,15 @@ LOG = logger("seed")
 _LOCK = 0x73656564  # "seed"
 
 seeds = schema.seeds
+# Told (played, of) after each step `seed_once` plays.
+Progress = Callable[[int, int], None]
 
 
 class TurnStep(TurnBody):
     answer: Text = ""
+    # The turn asks for a link the brain must refuse (another client's key in a pinned
+    # room): the refusal is the example, said as such, not warned of.
+    refused: bool = False
 
 
 class SendStep(SendBody):
@@ -214,11 +224,14 @@ def read_seed(root: Path) -> Seed | None:
     )
 
 
-def seed_once(engine: Engine, *, now: datetime | None = None) -> Claimed:
+def seed_once(
+    engine: Engine, *, now: datetime | None = None, progress: Progress | None = None
+) -> Claimed:
     """Play the brain's seed into its database if the database is new; say what happened.
 
-    Only its turn, send and bind steps are played here; when it has run steps, the seed
-    comes back with the claim, for `play_runs` once the runs worker is up."""
+    Only its turn, send and bind steps are played here, each told to `progress` as
+    (played, of); when it has run steps, the seed comes back with the claim, for
+    `play_runs` once the runs worker is up."""
     try:
         seed = read_seed(engine.source.root)
     except ContentError as exc:
@@ -231,7 +244,7 @@ def seed_once(engine: Engine, *, now: datetime | None = None) -> Claimed:
         claim = _claim(tx.connection, seed, moment)
     if claim is not None:
         return Claimed(seeded=Seeded(note=claim))
-    played = play(engine, seed, moment)
+    played = play(engine, seed, moment, progress=progress)
     note = f"played {played} of {len(seed.numbered(runs=False))} steps"
     LOG.info("%s: %s", SEED_FILE, note)
     later = len(seed.numbered(runs=True))
@@ -260,7 +273,7 @@ def _claim(conn: Connection, seed: Seed, now: datetime) -> str | None:
     return f"not played: {note}" if held else None
 
 
-def play(engine: Engine, seed: Seed, now: datetime) -> int:
+def play(engine: Engine, seed: Seed, now: datetime, *, progress: Progress | None = None) -> int:
     """Play every turn, send and bind step, spaced `seed.spacing` apart and ending at `now`;
     the steps played."""
     played = 0
@@ -271,6 +284,8 @@ def play(engine: Engine, seed: Seed, now: datetime) -> int:
             played += _step(engine, step, number, at)
         except KeelError as exc:
             LOG.warning("seed step %s skipped: %s", number, exc)
+        if progress is not None:
+            progress(index + 1, len(steps))
     return played
 
 
@@ -278,7 +293,10 @@ def _step(engine: Engine, step: Step, number: int, at: datetime) -> int:
     if step.turn is not None:
         turn = step.turn
         request = turn.request(at)
-        engine.prepare(request)
+        if turn.refused:
+            _refusing_turn(engine, request, number)
+        else:
+            engine.prepare(request)
         if turn.answer:
             engine.send(
                 request.conversation, turn.answer, message_id=f"seed-answer-{number}", at=at
@@ -297,6 +315,46 @@ def _step(engine: Engine, step: Step, number: int, at: datetime) -> int:
             role=bind.role,
         )
     return 1
+
+
+def _refusing_turn(engine: Engine, request: TurnRequest, number: int) -> None:
+    """A turn the seed plays for the link it refuses: that refusal is said as the example it
+    is (the turn's own log would warn of it), and its absence as a warning."""
+    with _held_back(logger("turn")):
+        prepared, _ = engine.prepare(request)
+    for refusal in prepared.refused:
+        key = f"@{refusal.entity}" if refusal.entity is not None else ""
+        LOG.info(
+            "seed step %s: %s link to %s%s refused, as the seed expects: %s",
+            number,
+            refusal.kind,
+            refusal.context,
+            key,
+            refusal.reason,
+        )
+    if not prepared.refused:
+        LOG.warning("seed step %s refused no link, but the seed expects a refusal", number)
+
+
+@contextmanager
+def _held_back(log: logging.Logger) -> Iterator[None]:
+    """`log`'s warnings dropped for the block (the seed plays before the server serves:
+    nothing else logs meanwhile)."""
+    drop = _Below(logging.WARNING)
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
+
+
+class _Below(logging.Filter):
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < self.level
 
 
 def _send(engine: Engine, send: SendStep, number: int, at: datetime) -> int:

@@ -25,7 +25,7 @@ from keel.runtime.model_specs import build_model, default_model, parse_model
 from keel.web.app import create_app
 from keel.web.limits import MAX_BODY_BYTES
 from keel.web.runs import RunsBackend
-from keel.web.seed import Claimed, play_runs, seed_once, skip_runs
+from keel.web.seed import Claimed, Progress, play_runs, seed_once, skip_runs
 from keel.web.service import Seeded, Service
 
 
@@ -42,6 +42,7 @@ def build_service(
     max_body: int = MAX_BODY_BYTES,
     telegram_secret: str | None = None,
     telegram_api_url: str | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Service, FastAPI]:
     """The service and its application; the caller closes `service.engine` when done.
 
@@ -50,7 +51,8 @@ def build_service(
     server's `model`, when one is named), and `worker=False` serves none. `max_body` is
     the bytes a request's body may hold (413 past it). With a `telegram_secret`, the
     server answers Telegram's webhooks at `POST /telegram/{bot}` (`keel.telegram.webhook`,
-    on the Bot API server at `telegram_api_url` when given).
+    on the Bot API server at `telegram_api_url` when given). `progress` is told each seed
+    step played, as (played, of).
 
     Raises `UsageError` for a brain that is not one or a model that cannot be built, and
     `StoreError` for a database that cannot be used.
@@ -66,7 +68,9 @@ def build_service(
         client = build_model(choice, environ)
         engine.store.migrate()
         claimed = (
-            seed_once(engine) if seed else Claimed(seeded=Seeded(note="not played: --no-seed"))
+            seed_once(engine, progress=progress)
+            if seed
+            else Claimed(seeded=Seeded(note="not played: --no-seed"))
         )
         if runs is None:
             from keel.web.dbos_runs import runs_for
