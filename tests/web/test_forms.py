@@ -1,0 +1,322 @@
+"""The dashboard's forms that act, over HTTP: each one's success lands where it says, and
+each refusal comes back on its form with the reason and the fields as typed — never a
+500, never a change. A post from another site is refused as an approval decision is."""
+
+from __future__ import annotations
+
+import html as markup
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from keel.web.runs import NoRuns, Run, RunStart
+from tests.web.conftest import Served, serve_copy
+from tests.web.memory_runs import MemoryRuns
+
+HOST = {"Origin": "http://testserver"}
+MESSAGE = {"bot": "nova", "chat": "tg:user:1", "sender": "tg:user:1", "text": "What is due?"}
+
+
+def post(served: Served, path: str, data: Mapping[str, str]) -> Any:
+    return served.client.post(path, data=dict(data), headers=HOST, follow_redirects=False)
+
+
+def field_value(page: str, name: str) -> str:
+    """The value a form's field holds on the page (an input's or a textarea's)."""
+    found = re.search(
+        rf'<input id="f-{re.escape(name)}" name="[^"]*" type="\w+" value="([^"]*)"', page
+    )
+    if found is None:
+        found = re.search(rf'<textarea id="f-{re.escape(name)}"[^>]*>([^<]*)</textarea>', page)
+    assert found is not None, f"no field {name} on the page"
+    return markup.unescape(found.group(1))
+
+
+def field_problem(page: str, name: str) -> str:
+    found = re.search(
+        rf'<p class="problem" id="e-{re.escape(name)}" role="alert">([^<]*)</p>', page
+    )
+    assert found is not None, f"no reason under the field {name}"
+    return markup.unescape(found.group(1))
+
+
+def refusal(page: str) -> str:
+    found = re.search(r'id="refusal">([^<]*)</p>', page)
+    assert found is not None, "no refusal above the form"
+    return markup.unescape(found.group(1))
+
+
+def turn_count(served: Served) -> int:
+    return len(served.service.engine.turns(limit=1000))
+
+
+# -- try a message --------------------------------------------------------------------------
+
+
+def test_a_message_tried_lands_on_its_turns_inspector(served: Served) -> None:
+    assert served.client.get("/try").status_code == 200
+    sent = post(served, "/try", MESSAGE)
+    assert sent.status_code == 303
+    [journal] = served.service.engine.turns(limit=10)
+    assert sent.headers["location"] == f"/turns/{journal.id}"
+    assert journal.request.input == MESSAGE["text"]
+    assert journal.request.sender == MESSAGE["sender"]
+    assert journal.conversation.bot == "nova"
+    page = served.client.get(sent.headers["location"]).text
+    assert f"<h1>Turn {journal.turn} " in page
+    assert MESSAGE["text"] in page
+
+
+def test_a_dry_run_shows_the_would_be_turn_and_records_nothing(served: Served) -> None:
+    asked = {**MESSAGE, "role": "bookkeeper", "dry_run": "on"}
+    shown = post(served, "/try", asked)
+    assert shown.status_code == 200
+    assert turn_count(served) == 0, "a dry run records nothing"
+    assert 'id="dry-run"' in shown.text
+    # The same sections the API's dry run answers with, each in the inspector's table.
+    api = served.client.post(
+        "/v1/turns",
+        json={
+            "bot": "nova",
+            "chat": "tg:user:1",
+            "role": "bookkeeper",
+            "input": MESSAGE["text"],
+            "dry_run": True,
+        },
+    ).json()
+    shown_sections = re.findall(r'<tr data-section="([^"]+)"', shown.text)
+    assert shown_sections == [s["id"] for s in api["sections"]]
+    assert shown_sections, "a turn has sections"
+    assert turn_count(served) == 0
+
+
+def test_an_unknown_role_or_a_blank_bot_is_refused_on_the_form(served: Served) -> None:
+    unknown = post(served, "/try", {**MESSAGE, "role": "nope"})
+    assert unknown.status_code == 422
+    assert "no role 'nope' in this brain" in refusal(unknown.text)
+    assert field_value(unknown.text, "role") == "nope"
+    assert field_value(unknown.text, "text") == MESSAGE["text"]
+    blank = post(served, "/try", {**MESSAGE, "bot": ""})
+    assert blank.status_code == 422
+    assert "at least 1 character" in field_problem(blank.text, "bot")
+    assert field_value(blank.text, "chat") == MESSAGE["chat"]
+    nul = post(served, "/try", {**MESSAGE, "text": "a\x00b"})
+    assert nul.status_code == 422
+    assert "NUL" in field_problem(nul.text, "text")
+    assert turn_count(served) == 0
+
+
+def test_a_form_posted_from_another_site_is_refused(served: Served) -> None:
+    for path, data in (
+        ("/try", MESSAGE),
+        ("/start", {"run": "heartbeat:morning-plan"}),
+        ("/fire", {"event": "ticket.opened"}),
+        ("/what-if", {}),
+    ):
+        answer = served.client.post(
+            path, data=dict(data), headers={"Origin": "http://elsewhere.example"}
+        )
+        assert answer.status_code == 403, path
+    assert turn_count(served) == 0
+    assert served.runs.fired == []
+    assert list(served.runs.runs_by_id) == ["run-1"]
+
+
+def test_with_a_token_the_forms_ask_to_sign_in_first(tmp_path: Path) -> None:
+    svc, client = serve_copy(tmp_path, token="s3cret", seed=False)
+    with client:
+        for path in ("/try", "/start", "/what-if"):
+            assert client.get(path, follow_redirects=False).headers["location"] == "/login"
+        sent = client.post("/try", data=MESSAGE, headers=HOST, follow_redirects=False)
+        assert sent.status_code == 303
+        assert sent.headers["location"] == "/login"
+        assert svc.engine.turns(limit=10) == ()
+        signed = client.post("/login", data={"token": "s3cret"}, headers=HOST)
+        assert signed.status_code == 200
+        sent = client.post("/try", data=MESSAGE, headers=HOST, follow_redirects=False)
+        assert sent.headers["location"].startswith("/turns/")
+    svc.engine.close()
+
+
+# -- start a run, fire an event -------------------------------------------------------------
+
+
+class Recording(MemoryRuns):
+    """The in-memory runs, keeping each start as it was asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[RunStart] = []
+
+    def start(self, start: RunStart, *, run_id: str | None = None) -> Run:
+        self.started.append(start)
+        return super().start(start, run_id=run_id)
+
+
+def test_a_run_started_from_the_form_lands_on_its_page(served: Served) -> None:
+    runs = Recording()
+    served.service.runs = runs
+    page = served.client.get("/start").text
+    assert '<option value="heartbeat:morning-plan">' in page
+    sent = post(
+        served,
+        "/start",
+        {"run": "scenario:knm-practice", "entity": "", "input": "go", "vars": '{"level": "A2"}'},
+    )
+    assert sent.status_code == 303
+    [start] = runs.started
+    assert sent.headers["location"] == "/runs/run-2"
+    assert start.run.key == "scenario:knm-practice"
+    assert dict(start.vars) == {"level": "A2"}
+    assert start.input == "go"
+    assert "scenario:knm-practice" in served.client.get("/runs/run-2").text
+
+
+def test_a_run_the_form_cannot_start_is_refused_with_its_fields_kept(served: Served) -> None:
+    runs = Recording()
+    served.service.runs = runs
+    for vars_, reason in (
+        ('{"level": ', "is not JSON: Expecting value at line 1 column 11"),
+        ("[1, 2]", "must be a JSON object"),
+    ):
+        refused = post(served, "/start", {"run": "scenario:knm-practice", "vars": vars_})
+        assert refused.status_code == 422
+        assert reason in field_problem(refused.text, "vars")
+        assert field_value(refused.text, "vars") == vars_
+        assert field_value(refused.text, "run") == "scenario:knm-practice"
+    hook = post(served, "/start", {"run": "hook:ticket-opened"})
+    assert hook.status_code == 422
+    assert "a hook runs when its event fires" in refusal(hook.text)
+    kind = post(served, "/start", {"run": "banana"})
+    assert kind.status_code == 422
+    assert "write KIND:ID" in field_problem(kind.text, "run")
+    assert runs.started == []
+
+
+def test_an_event_fired_from_the_form_lands_on_the_run_it_started(served: Served) -> None:
+    sent = post(served, "/fire", {"event": "ticket.opened", "payload": '{"ticket": "T-9"}'})
+    assert sent.status_code == 303
+    [(event, payload, where, _, _)] = served.runs.fired
+    assert (event, dict(payload), where.chat) == ("ticket.opened", {"ticket": "T-9"}, None)
+    assert sent.headers["location"] == "/runs/run-2"
+    quiet = post(served, "/fire", {"event": "nobody.listens", "payload": ""})
+    assert quiet.status_code == 200
+    assert "No hook listens to &#39;nobody.listens&#39;: nothing started." in quiet.text
+
+
+def test_a_bad_payload_or_event_is_refused_on_the_form(served: Served) -> None:
+    deep: Any = "leaf"
+    for _ in range(40):
+        deep = {"a": deep}
+
+    for fields, name, reason in (
+        ({"event": "ticket.opened", "payload": "{oops"}, "payload", "is not JSON"),
+        ({"event": "ticket.opened", "payload": '"text"'}, "payload", "must be a JSON object"),
+        ({"event": "ticket.opened", "payload": json.dumps(deep)}, "payload", "nests deeper"),
+        ({"event": "", "payload": "{}"}, "event", "the event is empty"),
+        ({"event": "a/b", "payload": "{}"}, "event", "may not hold a slash"),
+    ):
+        refused = post(served, "/fire", fields)
+        assert refused.status_code == 422, fields
+        assert reason in field_problem(refused.text, name), fields
+        assert field_value(refused.text, "payload") == fields["payload"]
+    assert served.runs.fired == []
+
+
+def test_a_server_without_runs_says_so_on_the_form(served: Served) -> None:
+    served.service.runs = NoRuns("no runs here, for the test")
+    for path, data in (
+        ("/start", {"run": "heartbeat:morning-plan"}),
+        ("/fire", {"event": "ticket.opened"}),
+    ):
+        refused = post(served, path, data)
+        assert refused.status_code == 501, path
+        assert refusal(refused.text) == "no runs here, for the test"
+
+
+# -- what-if --------------------------------------------------------------------------------
+
+
+def test_what_if_shows_each_context_before_and_after_as_the_api_does(tmp_path: Path) -> None:
+    svc, client = serve_copy(tmp_path, runs=MemoryRuns())  # the seed's turns, in the window
+    knobs = {"contexts.maxActive": "1", "more": "contexts.turnChars=2000\n", "since": "30d"}
+    with client:
+        shown = client.post("/what-if", data=knobs, headers=HOST)
+        api = client.post(
+            "/v1/what-if",
+            json={"set": {"contexts.maxActive": 1, "contexts.turnChars": 2000}, "since": "30d"},
+        ).json()
+    svc.engine.close()
+    assert shown.status_code == 200
+    rows = re.findall(
+        r'<tr data-context="([^"]+)"[^>]*><td>[^<]*</td><td class="num">(\d+)</td>'
+        r'<td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>',
+        shown.text,
+    )
+    expected = [
+        (
+            c["context"],
+            str(c["attached"]["before"]),
+            str(c["attached"]["after"]),
+            str(c["stubbed"]["before"]),
+            str(c["stubbed"]["after"]),
+        )
+        for c in api["contexts"]
+    ]
+    assert rows == expected
+    assert any(r[1] != r[2] for r in rows), ("a lower maxActive stubs what attached before", rows)
+    assert field_value(shown.text, "contexts.maxActive") == "1"
+
+
+def test_a_knob_what_if_cannot_take_is_refused_under_its_field(served: Served) -> None:
+    for fields, name, reason in (
+        ({"contexts.maxActive": "x"}, "contexts.maxActive", "is not a whole number"),
+        ({"state.rows": "-4"}, "state.rows", "greater than or equal to 0"),
+        ({"more": "bogus.knob=1"}, "more", "unknown knob 'bogus.knob'"),
+        ({"more": "no equals sign"}, "more", "write KEY=VALUE"),
+        ({"since": "yesterday-ish"}, "since", ""),
+    ):
+        refused = post(served, "/what-if", fields)
+        assert refused.status_code == 422, fields
+        assert reason in field_problem(refused.text, name), fields
+        assert field_value(refused.text, name) == fields[name].strip()
+    role = post(served, "/what-if", {"more": "role.nope.contexts_budget.maxActive=1"})
+    assert role.status_code == 422
+    assert "no role 'nope'" in refusal(role.text)
+
+
+# -- decisions ------------------------------------------------------------------------------
+
+
+class SlowToWake(MemoryRuns):
+    """Runs whose run goes on a moment after its card is decided, as a woken workflow does."""
+
+    def decide(self, card_id: str, **kwargs: Any) -> Any:
+        decided = super().decide(card_id, **kwargs)
+        if decided is not None and decided.run_id is not None:
+            run_id, went_on = decided.run_id, self.runs_by_id[decided.run_id]
+            self.runs_by_id[run_id] = replace(went_on, status="waiting")
+
+            def wake() -> None:
+                time.sleep(0.4)
+                self.runs_by_id[run_id] = replace(self.runs_by_id[run_id], status="running")
+
+            threading.Thread(target=wake, daemon=True).start()
+        return decided
+
+
+def test_a_decision_lands_on_a_page_where_the_run_no_longer_waits(served: Served) -> None:
+    served.service.runs = SlowToWake()
+    decided = post(served, "/runs/cards/card-1", {"decision": "approve", "back": "/runs/run-1"})
+    assert decided.status_code == 303
+    landed = served.client.get(decided.headers["location"]).text
+    status = re.search(r'<p class="facts">.*?<span class="status (\w+)">', landed, re.S)
+    assert status is not None
+    assert status.group(1) == "running"
+    assert 'data-card="card-1"' in landed
+    assert '<span class="status approved">approved</span> by dashboard' in landed
