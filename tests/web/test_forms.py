@@ -26,21 +26,21 @@ def post(served: Served, path: str, data: Mapping[str, str]) -> Any:
     return served.client.post(path, data=dict(data), headers=HOST, follow_redirects=False)
 
 
-def field_value(page: str, name: str) -> str:
+def field_value(page: str, name: str, prefix: str = "") -> str:
     """The value a form's field holds on the page (an input's or a textarea's)."""
+    name = prefix + "f-" + name
     found = re.search(
-        rf'<input id="f-{re.escape(name)}" name="[^"]*" type="\w+" value="([^"]*)"', page
+        rf'<input id="{re.escape(name)}" name="[^"]*" type="\w+" value="([^"]*)"', page
     )
     if found is None:
-        found = re.search(rf'<textarea id="f-{re.escape(name)}"[^>]*>([^<]*)</textarea>', page)
+        found = re.search(rf'<textarea id="{re.escape(name)}"[^>]*>([^<]*)</textarea>', page)
     assert found is not None, f"no field {name} on the page"
     return markup.unescape(found.group(1))
 
 
-def field_problem(page: str, name: str) -> str:
-    found = re.search(
-        rf'<p class="problem" id="e-{re.escape(name)}" role="alert">([^<]*)</p>', page
-    )
+def field_problem(page: str, name: str, prefix: str = "") -> str:
+    name = prefix + "e-" + name
+    found = re.search(rf'<p class="problem" id="{re.escape(name)}" role="alert">([^<]*)</p>', page)
     assert found is not None, f"no reason under the field {name}"
     return markup.unescape(found.group(1))
 
@@ -223,8 +223,8 @@ def test_a_bad_payload_or_event_is_refused_on_the_form(served: Served) -> None:
     ):
         refused = post(served, "/fire", fields)
         assert refused.status_code == 422, fields
-        assert reason in field_problem(refused.text, name), fields
-        assert field_value(refused.text, "payload") == fields["payload"]
+        assert reason in field_problem(refused.text, name, "ev-"), fields
+        assert field_value(refused.text, "payload", "ev-") == fields["payload"]
     assert served.runs.fired == []
 
 

@@ -244,6 +244,7 @@ def run_body(fields: Mapping[str, str]) -> RunBody:
             "chat": given(fields, "chat"),
             "input": fields.get("input", ""),
             "vars": json_object(fields.get("vars", ""), "vars"),
+            "model": given(fields, "model"),
         }
     )
 
@@ -269,6 +270,7 @@ def event_body(fields: Mapping[str, str]) -> tuple[str, EventBody]:
         {
             "payload": json_object(fields.get("payload", ""), "payload"),
             "chat": given(fields, "chat"),
+            "model": given(fields, "model"),
         }
     )
     return event, body
