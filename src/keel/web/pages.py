@@ -9,9 +9,10 @@
     /login            Sign in with the server's token (only when it has one)
 
 HTML from Jinja2 templates with one vendored stylesheet and one small script (sorting a
-table; confirming a denial); charts are SVG drawn on the server. Nothing is loaded from
-elsewhere, so the dashboard works offline. The one form (an approval decision) posts
-back to the server, which checks it came from its own page.
+table; confirming a denial; deciding a card in place; keeping a run's page current);
+charts are SVG drawn on the server. Nothing is loaded from elsewhere, so the dashboard
+works offline. An approval decision posts back to the server, which checks it came from
+its own page; so do the forms that act (`keel.web.forms`: try, start, fire, what-if).
 """
 
 from __future__ import annotations
