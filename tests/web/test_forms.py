@@ -9,10 +9,15 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from keel.web.runs import NoRuns, Run, RunStart
 from tests.web.conftest import Served, serve_copy
@@ -320,3 +325,83 @@ def test_a_decision_lands_on_a_page_where_the_run_no_longer_waits(served: Served
     assert status.group(1) == "running"
     assert 'data-card="card-1"' in landed
     assert '<span class="status approved">approved</span> by dashboard' in landed
+
+
+# -- no input is a 500 ----------------------------------------------------------------------
+
+# Values that once broke, or might: blanks, a NUL, JSON that is not an object, nesting,
+# names the brain lacks, numbers past a knob's range, a span that is not one.
+ODD = [
+    "",
+    " ",
+    "\x00",
+    "a\x00b",
+    "{",
+    "[]",
+    "null",
+    '{"a": {"b": {"c": 1}}}',
+    "x" * 5000,
+    "heartbeat:morning-plan",
+    "scenario:",
+    "hook:ticket-opened",
+    "nope:thing",
+    "ticket.opened",
+    "a/b",
+    "-1",
+    "99999999999999999999",
+    "7d",
+    "0d",
+    "2026-13-45T99:00:00",
+    "contexts.maxActive=abc",
+    "role.nope.sections.history=1",
+    "context.nope.chars=10",
+    "x=1\n=2",
+    "scripted:../../etc/passwd",
+    "openai-compatible:m@http://169.254.169.254",
+]
+FORMS = {
+    "/try": ("bot", "chat", "thread", "role", "sender", "text", "dry_run"),
+    "/start": ("run", "entity", "chat", "input", "vars", "model"),
+    "/fire": ("event", "chat", "payload", "model"),
+    "/what-if": (
+        "contexts.maxActive",
+        "contexts.turnChars",
+        "state.rows",
+        "model.window",
+        "more",
+        "since",
+        "role",
+        "chat",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    svc, client = serve_copy(tmp_path_factory.mktemp("forms"), runs=MemoryRuns(), seed=False)
+    with client:
+        yield client
+    svc.engine.close()
+
+
+@pytest.mark.parametrize("path", list(FORMS))
+def test_no_form_input_is_a_server_error(fuzzed: TestClient, path: str) -> None:
+    value = st.one_of(st.sampled_from(ODD), st.text(max_size=40))
+
+    @settings(
+        max_examples=40,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(st.dictionaries(st.sampled_from(FORMS[path]), value))
+    def check(fields: dict[str, str]) -> None:
+        answer = fuzzed.post(path, data=fields, headers=HOST, follow_redirects=False)
+        assert answer.status_code in (200, 303, 409, 422, 501, 503), (
+            answer.status_code,
+            fields,
+        )
+        if answer.status_code in (409, 422):
+            assert 'id="refusal"' in answer.text or 'class="problem"' in answer.text, fields
+
+    check()
