@@ -77,6 +77,19 @@ def test_a_message_tried_lands_on_its_turns_inspector(served: Served) -> None:
     assert MESSAGE["text"] in page
 
 
+def test_a_recorded_turn_and_a_role_link_to_the_form_filled_in(served: Served) -> None:
+    sent = post(served, "/try", {**MESSAGE, "thread": "t-1", "role": "coach"})
+    assert sent.status_code == 303
+    inspector = served.client.get(sent.headers["location"]).text
+    again = re.search(r'<a href="(/try\?[^"]+)">Try this message again</a>', inspector)
+    assert again is not None
+    form = served.client.get(markup.unescape(again.group(1))).text
+    for name, value in {**MESSAGE, "thread": "t-1", "role": "coach"}.items():
+        assert field_value(form, name) == value, name
+    role = served.client.get("/roles/coach").text
+    assert '<a href="/try?role=coach">Try a message as coach</a>' in role
+
+
 def test_a_dry_run_shows_the_would_be_turn_and_records_nothing(served: Served) -> None:
     asked = {**MESSAGE, "role": "bookkeeper", "dry_run": "on"}
     shown = post(served, "/try", asked)
