@@ -19,7 +19,9 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keel.web.runs import NoRuns, Run, RunStart
+from keel.errors import ContentError, FitOverflow, LinkError, Refused, StoreError, UsageError
+from keel.web.forms import problem_of
+from keel.web.runs import NoRuns, Run, RunsDown, RunStart, RunsUnavailable
 from tests.web.conftest import Served, serve_copy
 from tests.web.memory_runs import MemoryRuns
 
@@ -418,3 +420,21 @@ def test_no_form_input_is_a_server_error(fuzzed: TestClient, path: str) -> None:
             assert 'id="refusal"' in answer.text or 'class="problem"' in answer.text, fields
 
     check()
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (FitOverflow("does not fit"), 409),
+        (Refused("refused"), 409),
+        (LinkError("no link"), 409),
+        (UsageError("cannot"), 422),
+        (StoreError("database down"), 503),
+        (ContentError("MANIFEST.yaml", "broken"), 503),
+        (RunsDown("worker stopped"), 503),
+        (RunsUnavailable("no runs"), 501),
+    ],
+)
+def test_a_refusal_gets_the_status_the_api_answers_for_it(error: Exception, status: int) -> None:
+    problem = problem_of(error)
+    assert (problem.status, problem.reason) == (status, str(error))
