@@ -234,6 +234,30 @@ def test_a_run_started_from_the_dashboard_form_is_approved_in_place_and_goes_on(
     assert done["status"] == "done", done
 
 
+def test_a_yes_tried_from_the_dashboard_in_reply_to_a_card_decides_it(hosted: Hosted) -> None:
+    run = waiting(hosted, "tried-yes")
+    [card] = run["cards"]
+    fields = {
+        "bot": "nova",
+        "chat": "tg:chat:board",
+        "role": "guarded",
+        "reply_to": card["id"],
+        "text": "yes, post it",
+    }
+    tried = hosted.client.post(
+        "/try", data=fields, headers={"Origin": "http://testserver"}, follow_redirects=False
+    )
+    assert tried.status_code == 303, tried.text
+    assert tried.headers["location"] == (
+        f"/runs/{quote(run['id'], safe='')}?decided={quote(card['id'], safe='')}&run={run['id']}"
+    )
+    landed = hosted.page(tried.headers["location"])
+    assert f"Card {card['id']} approved" in landed
+    done = hosted.settled(run["id"], ENDED)
+    assert done["status"] == "done", done
+    assert texts(done)[1:] == ["The lift is out today."]
+
+
 def test_a_run_the_dashboard_form_cannot_start_is_refused_on_the_form(hosted: Hosted) -> None:
     refused = hosted.client.post(
         "/start",

@@ -375,7 +375,7 @@ ODD = [
     "openai-compatible:m@http://169.254.169.254",
 ]
 FORMS = {
-    "/try": ("bot", "chat", "thread", "role", "sender", "text", "dry_run"),
+    "/try": ("bot", "chat", "thread", "role", "sender", "text", "reply_to", "dry_run"),
     "/start": ("run", "entity", "chat", "input", "vars", "model"),
     "/fire": ("event", "chat", "payload", "model"),
     "/what-if": (

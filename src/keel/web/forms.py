@@ -46,7 +46,7 @@ from keel.web.api_runs import fire_event, start_run
 from keel.web.auth import same_origin, service
 from keel.web.bodies import EventBody, RunBody, TurnBody, WhatIfBody
 from keel.web.inspector import inspect_turn
-from keel.web.pages import Guarded, page
+from keel.web.pages import Guarded, moved_on, page
 from keel.web.runs import RunsDown, RunsUnavailable
 from keel.web.service import Service
 
@@ -180,6 +180,7 @@ def turn_body(fields: Mapping[str, str]) -> TurnBody:
             "role": given(fields, "role"),
             "sender": given(fields, "sender"),
             "input": fields.get("text", ""),
+            "reply_to": [reply] if (reply := given(fields, "reply_to")) else [],
             "dry_run": fields.get("dry_run") == "on",
         }
     )
@@ -195,9 +196,11 @@ async def try_message(request: Request) -> Response:
     done = await attempt(lambda: take_turn(turn_body(fields), svc), TURN_FIELDS)
     if isinstance(done, Problem):
         return try_page(request, fields, done)
-    if isinstance(done, Decided):
-        told = urlencode({"decided": done.card.id, "run": done.card.run_id or ""})
-        return RedirectResponse(f"/runs/{done.card.run_id}?{told}", status_code=303)
+    if isinstance(done, Decided):  # a yes or no to a pending card: its run's page
+        run_id = done.card.run_id or ""
+        await anyio.to_thread.run_sync(moved_on, svc, run_id)
+        told = urlencode({"decided": done.card.id, "run": run_id})
+        return RedirectResponse(f"/runs/{_q(run_id)}?{told}", status_code=303)
     journal = done.prepared.journal
     if journal is None:  # a prepared turn always journals; a guard for the type checker
         return try_page(request, fields, Problem(status=422, reason="the turn journaled nothing"))
