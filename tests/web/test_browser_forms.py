@@ -199,6 +199,7 @@ def test_no_page_scrolls_sideways_at_phone_width(live: Live, browser: Browser) -
         "/try",
         "/start",
         "/what-if",
+        "/login",
         "/turns/999999",
     ):
         page.goto(live.base + path)
