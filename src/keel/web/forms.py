@@ -94,7 +94,9 @@ def problem_of(exc: Exception, renamed: Mapping[str, str] | None = None) -> Prob
         for error in exc.errors():
             loc = [str(part) for part in error.get("loc", ())]
             name = (renamed or {}).get(loc[0], loc[0]) if loc else ""
-            found.setdefault(name, error.get("msg", "is not valid"))
+            # pydantic prefixes a validator's own reason; the form shows the reason alone
+            said = str(error.get("msg", "is not valid")).removeprefix("Value error, ")
+            found.setdefault(name, said)
         return Problem(status=422, reason=INVALID, fields=found)
     if isinstance(exc, FitOverflow | Refused | LinkError):
         return Problem(status=409, reason=str(exc))
@@ -106,7 +108,7 @@ def problem_of(exc: Exception, renamed: Mapping[str, str] | None = None) -> Prob
 
 
 def json_object(text: str, name: str) -> dict[str, Any]:
-    """A JSON-object field's value ({} when blank); `ValueError` says what is wrong."""
+    """A JSON-object field's value ({} when blank); `FieldProblem` says what is wrong."""
     if not text.strip():
         return {}
     try:
