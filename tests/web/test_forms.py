@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from keel.errors import ContentError, FitOverflow, LinkError, Refused, StoreError, UsageError
 from keel.web.forms import problem_of
 from keel.web.runs import NoRuns, Run, RunsDown, RunStart, RunsUnavailable
+from keel.web.serving import build_service
+from tests.runs.conftest import script
+from tests.runtime.driver import copy_reference
 from tests.web.conftest import Served, serve_copy
 from tests.web.memory_runs import MemoryRuns
 
@@ -90,6 +93,28 @@ def test_a_recorded_turn_and_a_role_link_to_the_form_filled_in(served: Served) -
         assert field_value(form, name) == value, name
     role = served.client.get("/roles/coach").text
     assert '<a href="/try?role=coach">Try a message as coach</a>' in role
+
+
+def test_with_a_model_the_message_tried_is_answered_and_its_turn_inspected(
+    tmp_path: Path,
+) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    model = script(tmp_path, "answer", [{"text": "Invoice 12 is due Friday."}])
+    url = f"sqlite:///{(tmp_path / 'keel.db').as_posix()}"
+    svc, app = build_service(brain, url, model=model, seed=False, runs=MemoryRuns(), env={})
+    with TestClient(app) as client:
+        sent = client.post("/try", data=MESSAGE, headers=HOST, follow_redirects=False)
+        assert sent.status_code == 303, sent.text
+        [journal] = svc.engine.turns(limit=10)
+        assert sent.headers["location"] == f"/turns/{journal.id}"
+        said = [m.text for m in svc.engine.history(MESSAGE["chat"], bot="nova", limit=10)]
+        assert said == [MESSAGE["text"], "Invoice 12 is due Friday."]
+        # A dry run asks no model: the script's one answer is not spent on it.
+        dry = client.post("/try", data={**MESSAGE, "dry_run": "on"}, headers=HOST)
+        assert dry.status_code == 200
+        assert 'id="dry-run"' in dry.text
+        assert len(svc.engine.turns(limit=10)) == 1
+    svc.engine.close()
 
 
 def test_a_dry_run_shows_the_would_be_turn_and_records_nothing(served: Served) -> None:
