@@ -202,6 +202,73 @@ def test_a_card_denied_from_the_dashboard_lets_the_run_end_without_the_call(
     assert texts(done)[1:] == []  # the notice was never posted
 
 
+def test_a_run_started_from_the_dashboard_form_is_approved_in_place_and_goes_on(
+    hosted: Hosted,
+) -> None:
+    model = hosted.script("form", [{"tool_calls": [NOTICE]}, {"text": "Done."}])
+    host = {"Origin": "http://testserver"}
+    started = hosted.client.post(
+        "/start",
+        data={"run": "heartbeat:guarded", "model": model, "vars": ""},
+        headers=host,
+        follow_redirects=False,
+    )
+    assert started.status_code == 303, started.text
+    run_id = started.headers["location"].removeprefix("/runs/")
+    run = hosted.settled(run_id)
+    assert run["status"] == "waiting", run
+    [card] = run["cards"]
+    decided = hosted.client.post(
+        f"/runs/cards/{quote(card['id'], safe='')}",
+        data={"decision": "approve", "back": f"/runs/{run_id}"},
+        headers=host,
+        follow_redirects=False,
+    )
+    assert decided.status_code == 303
+    # The page the person lands on shows the card decided and the run gone on.
+    landed = hosted.page(decided.headers["location"])
+    facts = landed.split('<p class="facts">', 1)[1].split("</p>", 1)[0]
+    assert '<span class="status waiting">' not in facts, facts
+    assert '<span class="status approved">approved</span> by dashboard' in landed
+    done = hosted.settled(run_id, ENDED)
+    assert done["status"] == "done", done
+
+
+def test_a_yes_tried_from_the_dashboard_in_reply_to_a_card_decides_it(hosted: Hosted) -> None:
+    run = waiting(hosted, "tried-yes")
+    [card] = run["cards"]
+    fields = {
+        "bot": "nova",
+        "chat": "tg:chat:board",
+        "role": "guarded",
+        "reply_to": card["id"],
+        "text": "yes, post it",
+    }
+    tried = hosted.client.post(
+        "/try", data=fields, headers={"Origin": "http://testserver"}, follow_redirects=False
+    )
+    assert tried.status_code == 303, tried.text
+    assert tried.headers["location"] == (
+        f"/runs/{quote(run['id'], safe='')}?decided={quote(card['id'], safe='')}&run={run['id']}"
+    )
+    landed = hosted.page(tried.headers["location"])
+    assert f"Card {card['id']} approved" in landed
+    done = hosted.settled(run["id"], ENDED)
+    assert done["status"] == "done", done
+    assert texts(done)[1:] == ["The lift is out today."]
+
+
+def test_a_run_the_dashboard_form_cannot_start_is_refused_on_the_form(hosted: Hosted) -> None:
+    refused = hosted.client.post(
+        "/start",
+        data={"run": "heartbeat:no-such-beat", "vars": ""},
+        headers={"Origin": "http://testserver"},
+    )
+    assert refused.status_code in (409, 422), refused.text
+    assert 'id="refusal"' in refused.text
+    assert "no-such-beat" in refused.text
+
+
 def test_a_scenario_runs_with_its_vars_and_waits_for_its_approval(hosted: Hosted) -> None:
     model = hosted.script("draft", [{"text": "Hello from Keel."}])
     body = {

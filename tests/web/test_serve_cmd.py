@@ -30,7 +30,7 @@ from keel.web.limits import MAX_BODY_BYTES
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import script, write_files
 from tests.runtime.driver import copy_reference
-from tests.web.test_browser import free_port
+from tests.web.browsing import free_port
 
 LAUNCH = "import keel.cli.serve_cmd; from keel.cli import main; main()"
 

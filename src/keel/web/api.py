@@ -10,17 +10,20 @@ mapped once, in `keel.web.errors`; a route raises `Missing` for what does not ex
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
-from keel.ledger import DEFAULT_SINCE, parse_since
-from keel.link.values import Conversation, Origin
+from keel.assemble.values import Assembly
+from keel.ledger import DEFAULT_SINCE, WhatIf, parse_since
+from keel.link.values import Conversation, Origin, TurnRequest
 from keel.payload.providers import first_request
 from keel.runtime.engine import DEFAULT_LIMIT
-from keel.turn.prepared import Session, prepared_json
+from keel.store.run_values import CardRow
+from keel.turn.prepared import PreparedTurn, Session, prepared_json
 from keel.web.auth import require_token, served
 from keel.web.bodies import (
     BindBody,
@@ -85,6 +88,42 @@ def answer_turn(
 ) -> KeelJSON:
     """`POST /v1/turns`'s work, which waits for the database and the model; `database` is
     what to hold around Engine calls (the service's, unless the caller holds it)."""
+    turned = take_turn(body, svc, database)
+    if isinstance(turned, Decided):
+        card = turned.card
+        return KeelJSON({"card": {"id": card.id, "run_id": card.run_id, "status": card.status}})
+    where, sender = turned.request.conversation, turned.request.sender
+    answer = {**prepared_json(turned.prepared, turned.assembly, where, sender), **turned.reply}
+    if body.format is not None:
+        answer["request"] = first_request(turned.assembly, body.format)
+    return KeelJSON(answer)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turned:
+    """A turn body's prepared turn, with the model's `reply` and `requests` when the
+    server's model answered it."""
+
+    request: TurnRequest
+    prepared: PreparedTurn
+    assembly: Assembly
+    reply: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decided:
+    """A turn body that said yes or no to a pending approval card: the card it decided."""
+
+    request: TurnRequest
+    card: CardRow
+
+
+def take_turn(
+    body: TurnBody, svc: Service, database: AbstractContextManager[object] | None = None
+) -> Turned | Decided:
+    """A turn body's work, shared by `POST /v1/turns` and the dashboard's Try form: a reply
+    that says yes or no to a pending card decides it; else the turn is prepared (a dry run
+    records nothing) and, with a model configured, answered."""
     holding = svc.database() if database is None else database
     svc.brain()
     request = body.request()
@@ -94,21 +133,17 @@ def answer_turn(
         if card is not None:
             # A yes or no to a pending card is the person's decision: the hosted worker
             # wakes the run waiting on it.
-            decided = {"id": card.id, "run_id": card.run_id, "status": card.status}
-            return KeelJSON({"card": decided})
+            return Decided(request=request, card=card)
     session = Session(id=body.session, compacted=body.compacted) if body.session else None
-    reply: dict[str, Any] = {}
     if svc.model is not None and not body.dry_run:
         outcome = svc.engine.run(request, svc.model, session=session)
-        prepared, assembly = outcome.prepared, outcome.assembly
         reply = {"reply": outcome.reply, "requests": outcome.requests}
-    else:
-        with holding:
-            prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
-    answer = {**prepared_json(prepared, assembly, request.conversation, request.sender), **reply}
-    if body.format is not None:
-        answer["request"] = first_request(assembly, body.format)
-    return KeelJSON(answer)
+        return Turned(
+            request=request, prepared=outcome.prepared, assembly=outcome.assembly, reply=reply
+        )
+    with holding:
+        prepared, assembly = svc.engine.prepare(request, session=session, dry_run=body.dry_run)
+    return Turned(request=request, prepared=prepared, assembly=assembly)
 
 
 @router.post("/explain", summary="Why each context would or would not reach a turn (dry run)")
@@ -259,11 +294,15 @@ def get_context(svc: Svc, chat: QChat, bot: QName = None, thread: QName = None) 
 @router.post("/what-if", summary="Replay the window's turns under changed knobs")
 def post_what_if(body: WhatIfBody, svc: Svc) -> KeelJSON:
     """`keel what-if --json`; nothing is recorded."""
+    return KeelJSON(what_if_of(body, svc).to_json())
+
+
+def what_if_of(body: WhatIfBody, svc: Service) -> WhatIf:
+    """What-if's work, shared with the dashboard's what-if form."""
     svc.brain()
-    found = svc.engine.what_if(
+    return svc.engine.what_if(
         body.settings(), since=body.since, now=body.now, role=body.role, chat=body.chat
     )
-    return KeelJSON(found.to_json())
 
 
 @router.get("/history", summary="A chat's recorded messages, oldest first")

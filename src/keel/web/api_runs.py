@@ -10,6 +10,7 @@ its first step (or a few seconds have passed): the run goes on in the server, an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
@@ -20,7 +21,7 @@ from keel.web.bodies import DecisionBody, EventBody, RunBody
 from keel.web.errors import RESPONSES, KeelJSON, Missing
 from keel.web.intake import JSONRoute
 from keel.web.limits import MAX_NAME
-from keel.web.runs import Where
+from keel.web.runs import Run, Where
 from keel.web.service import Service
 from keel.web.shapes import read_back
 
@@ -46,9 +47,14 @@ def get_runs(svc: Svc, limit: Annotated[int, Query(ge=0, le=1000)] = 50) -> Keel
 )
 def post_run(body: RunBody, svc: Svc) -> KeelJSON:
     """The run as it started; hooks start from events (`POST /v1/events/{event}`)."""
+    return KeelJSON(start_run(body, svc).to_json())
+
+
+def start_run(body: RunBody, svc: Service) -> Run:
+    """Start what a run body asks (shared with the dashboard's start form)."""
     start = body.start(model=_model(body.model, svc))
     svc.brain()
-    return KeelJSON(svc.runs.start(start).to_json())
+    return svc.runs.start(start)
 
 
 @router.get("/runs/{run_id}", summary="One run: its status, steps and approval cards")
@@ -68,15 +74,21 @@ def get_run(run_id: Ident, svc: Svc) -> KeelJSON:
     ),
 )
 def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
+    started = fire_event(event, body, svc)
+    return KeelJSON({"event": event, "runs": [r.to_json() for r in started]})
+
+
+def fire_event(event: str, body: EventBody, svc: Service) -> Sequence[Run]:
+    """Fire an event with a body's payload (shared with the dashboard's fire form): the
+    runs of the hooks it started."""
     svc.brain()
-    started = svc.runs.fire(
+    return svc.runs.fire(
         event,
         body.payload,
         Where(bot=body.bot, chat=body.chat, thread=body.thread),
         model=_model(body.model, svc),
         event_id=body.event_id,
     )
-    return KeelJSON({"event": event, "runs": [r.to_json() for r in started]})
 
 
 def _model(spec: str | None, svc: Service) -> str | None:

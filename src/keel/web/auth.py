@@ -3,8 +3,9 @@
 Without a token the server trusts whoever reaches it, so it binds to loopback by default.
 With one, an API client sends `Authorization: Bearer TOKEN`; a person signs in to the
 dashboard once at `/login`, which sets the token as an HttpOnly, SameSite=Strict cookie.
-Tokens are compared in constant time. The dashboard's one form (an approval decision)
-also refuses a cross-site submission, token or not: its `Origin` must be this server.
+Tokens are compared in constant time. The dashboard's forms (an approval decision, and
+those of `keel.web.forms`) also refuse a cross-site submission, token or not: its `Origin`
+must be this server.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@
     /login            Sign in with the server's token (only when it has one)
 
 HTML from Jinja2 templates with one vendored stylesheet and one small script (sorting a
-table; confirming a denial); charts are SVG drawn on the server. Nothing is loaded from
-elsewhere, so the dashboard works offline. The one form (an approval decision) posts
-back to the server, which checks it came from its own page.
+table; confirming a denial; deciding a card in place; keeping a run's page current);
+charts are SVG drawn on the server. Nothing is loaded from elsewhere, so the dashboard
+works offline. An approval decision posts back to the server, which checks it came from
+its own page; so do the forms that act (`keel.web.forms`: try, start, fire, what-if).
 """
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -44,6 +46,8 @@ Svc = Annotated[Service, Depends(service)]
 # Turns a role's chart and a turns list show at most.
 SHOWN = 500
 FORM_LIMIT = 4096
+# How long a decision waits for its run to go on before the page is shown.
+MOVE_ON_S = 3.0
 
 
 class SignIn(Exception):
@@ -232,9 +236,25 @@ async def decide_card(request: Request, card: str) -> Response:
         return page(request, "missing.html", 409, what=str(exc))
     if decided is None:
         return page(request, "missing.html", 404, what=f"no approval card {card!r}")
+    if decided.run_id:
+        await anyio.to_thread.run_sync(moved_on, svc, decided.run_id)
     # Back where the person was, with word of what they decided (`page` shows it).
     told = urlencode({"decided": decided.id, "run": decided.run_id or ""})
     return RedirectResponse(f"{back}{'&' if '?' in back else '?'}{told}", status_code=303)
+
+
+def moved_on(svc: Service, run_id: str, seconds: float = MOVE_ON_S) -> None:
+    """Wait a moment for a run woken by its card to go on, so the page the person lands on
+    does not still say it waits: until it stops waiting, waits on another card, or
+    `seconds` pass (a run that takes longer is then followed by the run page itself)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = svc.runs.run(run_id)
+        if found is None or found.status != "waiting":
+            return
+        if any(c.status == "pending" for c in found.cards):
+            return
+        time.sleep(0.05)
 
 
 def decided_notice(request: Request, svc: Service) -> str | None:
