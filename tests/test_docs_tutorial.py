@@ -204,7 +204,31 @@ def run_page(folder: Path) -> Ran:
                 assert done.returncode == 0, done.stderr
                 ran.append((block.text, normalised(shown.text), normalised(done.stdout)))
         assert len(model.bodies) == len(SCRIPT), "every scripted answer was asked for"
+        ran.append(settings_hook(folder, env))
     return Ran(ran, model.bodies, bot)
+
+
+def settings_hook(folder: Path, env: dict[str, str]) -> tuple[str, list[str], list[str]]:
+    """The hook command the page's `.claude/settings.json` installs answers as Claude Code
+    runs it (from the project, with CLAUDE_PROJECT_DIR set) what the page's hook printed."""
+    settings = json.loads((folder / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    (entry,) = settings["hooks"]["UserPromptSubmit"]
+    (hook,) = entry["hooks"]
+    prompt = {"session_id": "s2", "hook_event_name": "UserPromptSubmit", "prompt": "T-1?"}
+    done = subprocess.run(
+        ["bash", "-c", hook["command"]],
+        cwd=folder,
+        env={**env, "CLAUDE_PROJECT_DIR": str(folder)},
+        input=json.dumps(prompt),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    card = "acme | T-1 | Invoice PDF is blank | open | Reproduced; fix ships Friday"
+    return (hook["command"], [card], [line for line in context.splitlines() if line == card])
 
 
 def test_every_block_of_the_tutorial_prints_what_the_page_shows(tmp_path: Path) -> None:
@@ -221,6 +245,15 @@ def test_every_block_of_the_tutorial_prints_what_the_page_shows(tmp_path: Path) 
 
 def test_the_page_asks_for_the_telegram_message_the_test_sends() -> None:
     assert f"`{TELEGRAM_MESSAGE}`" in DOC.read_text(encoding="utf-8")
+
+
+def test_each_file_block_names_its_path_where_a_reader_sees_it() -> None:
+    """A block's `file=` is invisible once rendered, so a caption above it names the path."""
+    page = DOC.read_text(encoding="utf-8")
+    targets = re.findall(r"^```\w+ file=(\S+)$", page, flags=re.MULTILINE)
+    assert targets, "the page writes files"
+    for target in targets:
+        assert f"**`{target}`**\n\n```" in page, f"caption {target} above its block"
 
 
 def test_a_drifted_output_is_seen() -> None:
