@@ -1,4 +1,4 @@
-"""The README's library example runs as written (on a copy of the reference brain)."""
+"""The README runs as written: its library example, and its tour's commands on a fresh database."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import fcntl
 import os
 import pty
 import re
+import select
 import shutil
 import struct
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -81,15 +83,21 @@ def in_terminal(command: str, cwd: Path) -> str:
     )
     os.close(secondary)
     chunks = []
-    while True:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.2)
+        if not ready:
+            if done.poll() is not None:
+                break  # ended, and a worker it left behind still holds the terminal
+            continue
         try:
             chunk = os.read(primary, 65536)
-        except OSError:  # the terminal closes when the command ends
+        except OSError:  # the terminal closes when the command and its children end
             break
         if not chunk:
             break
         chunks.append(chunk)
-    done.wait(timeout=60)
+    done.wait(timeout=10)
     os.close(primary)
     # Bold and the like are the terminal's to render, not text.
     return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode().replace("\r\n", "\n"))
