@@ -16,8 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import URL, make_url
+
+from keel.store.sql import STORE_BEGINS
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
@@ -109,3 +111,62 @@ def database_url(request: pytest.FixtureRequest) -> str:
         "sqlite_url" if request.param == "sqlite" else "postgres_url_in_schema"
     )
     return fixture
+
+
+# -- a database that refuses a write ---------------------------------------------------------
+
+# The database itself refuses a write (a trigger), so the failure takes the real path.
+REFUSAL = "this database refuses the run"
+
+
+@contextmanager
+def refusing(db: Engine, table: str, events: tuple[str, ...], when: str) -> Iterator[None]:
+    """While inside, `db` refuses each of `events` on `table` when `when` holds."""
+    sqlite = db.dialect.name == "sqlite"
+    if not sqlite:
+        when = when.replace("%", "%%")  # the driver's placeholders
+    with _writing(db) as conn:
+        if sqlite:
+            # Read the schema first: a pooled connection may still hold an older one, and
+            # SQLite checks a new trigger's name against what the connection holds.
+            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+            for event in events:
+                conn.exec_driver_sql(
+                    f"CREATE TRIGGER keel_test_refuse_{event.lower()} BEFORE {event} ON {table} "
+                    f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END"
+                )
+        else:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION keel_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                f"$$ BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$"
+            )
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER keel_test_refuse BEFORE {' OR '.join(events)} ON {table} "
+                f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION keel_test_refuse()"
+            )
+    try:
+        yield
+    finally:
+        with _writing(db) as conn:
+            if sqlite:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+                for event in events:
+                    conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse_{event.lower()}")
+            else:
+                conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse ON {table}")
+                conn.exec_driver_sql("DROP FUNCTION keel_test_refuse()")
+
+
+@contextmanager
+def _writing(db: Engine) -> Iterator[Connection]:
+    """A transaction on `db`; on SQLite one that holds the write lock from its start. A
+    deferred one that reads first is refused at once (SQLITE_BUSY), not queued, when another
+    connection writes before its own first write — a running worker writes at any time."""
+    if db.dialect.name != "sqlite":
+        with db.begin() as conn:
+            yield conn
+        return
+    # The store's option keeps Keel's `begin` hook from sending a deferred BEGIN first.
+    with db.execution_options(**{STORE_BEGINS: True}).begin() as conn:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        yield conn

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from keel.brain import load_brain
-from keel.brain.edit import AccessChange, edit_access, edit_entity, live_brain, widening
+from keel.brain.edit import (
+    AccessChange,
+    edit_access,
+    edit_entity,
+    live_brain,
+    widening,
+    write_atomically,
+)
 from keel.brain.specs import ReachEntry
 from keel.errors import Refused
 
@@ -351,3 +358,181 @@ def test_a_check_without_write_says_what_would_change_and_writes_nothing(
     )
     assert (edited.path, edited.changed, edited.git) == (HEARTBEAT, ("reach",), "not written")
     assert (root / HEARTBEAT).read_text() == FILES[HEARTBEAT]
+
+
+def test_a_scenarios_inline_hook_is_edited_in_its_scenario_not_here(
+    write_brain: WriteBrain,
+) -> None:
+    scenario = "features/news/launch.scenario.md"
+    text = "---\nagent: news\nhooks:\n  - event: ticket.closed\n---\nLaunch.\n"
+    root = write_brain({**FILES, scenario: text})
+    with pytest.raises(Refused, match=r"written inline in scenario 'launch'.*edit that scenario"):
+        edit_entity(
+            load_brain(root), "hook", "launch-ticket-closed", {"agent": "other"}, author="a",
+            message="m",
+        )  # fmt: skip
+    assert (root / scenario).read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        pytest.param("Write the news.\n", "has no frontmatter between '---' lines", id="none"),
+        pytest.param("---\nagent: news\nWrite.\n", "its frontmatter is never closed", id="open"),
+        pytest.param("---\n- agent\n---\nWrite.\n", "is not a mapping of keys", id="a-list"),
+        pytest.param("---\nagent: [news\n---\nWrite.\n", ":3: ", id="broken-yaml"),
+    ],
+)
+def test_a_file_whose_frontmatter_cannot_be_edited_is_left_for_a_person(
+    write_brain: WriteBrain, text: str, said: str
+) -> None:
+    root = write_brain({**FILES, HEARTBEAT: text})
+    brain = load_brain(root)
+    assert brain.entity("heartbeat", "daily") is None  # skipped, but found by its name
+    with pytest.raises(Refused, match=re.escape(said) + ".*fix it by hand first"):
+        edit_entity(brain, "heartbeat", "daily", {"agent": "other"}, author="a", message="m")
+    assert (root / HEARTBEAT).read_text() == text
+
+
+def test_an_edit_the_whole_brain_would_skip_is_refused_with_the_loaders_reason(
+    write_brain: WriteBrain,
+) -> None:
+    scenario = "features/news/launch.scenario.md"
+    text = "---\nagent: news\nhooks:\n  - event: ticket.closed\n    id: opened\n---\nGo.\n"
+    root = write_brain({**FILES, scenario: text})
+    # The file parses alone; only the whole brain knows its hook's id is taken.
+    with pytest.raises(Refused, match=rf"would not load.*{scenario}: its inline hook 'opened'"):
+        edit_entity(
+            load_brain(root), "scenario", "launch", {"body": "Launch."}, author="a", message="m"
+        )
+    assert (root / scenario).read_text() == text
+
+
+def test_removing_a_key_the_file_does_not_have_changes_nothing(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match="already says that"):
+        _edit(root, thread=None)
+    _edit(root, thread=None, agent="other")
+    text = (root / HEARTBEAT).read_text()
+    assert "agent: other" in text
+    assert "thread" not in text
+
+
+def test_a_file_linked_inside_the_brain_is_read_but_never_written_through(
+    write_brain: WriteBrain,
+) -> None:
+    root = write_brain(FILES)
+    target = root / "features/news/daily.md.txt"
+    target.write_text(str(FILES[HEARTBEAT]))
+    (root / HEARTBEAT).unlink()
+    os.symlink(target, root / HEARTBEAT)
+    with pytest.raises(Refused, match=r"is a symbolic link — .*replace the link with the file"):
+        _edit(root, agent="other")
+    assert target.read_text() == FILES[HEARTBEAT]
+    assert (root / HEARTBEAT).is_symlink()
+
+
+@pytest.mark.parametrize(
+    ("rel", "said"),
+    [
+        pytest.param("features/news", "features/news is not a regular file", id="a-folder"),
+        pytest.param("features/../x.md", "features/..: not a brain folder", id="dot-dot"),
+        pytest.param("nowhere/x.md", "nowhere does not exist in the brain", id="no-folder"),
+        pytest.param(f"{ACCESS}/x.yaml", f"{ACCESS} is not a folder inside the brain", id="a-file"),
+    ],
+)
+def test_a_write_to_what_is_not_a_brain_file_is_refused(
+    write_brain: WriteBrain, rel: str, said: str
+) -> None:
+    root = write_brain(FILES)
+    with pytest.raises(Refused, match=re.escape(said)):
+        write_atomically(root, rel, "text\n")
+    assert not (root / "x.md").exists()
+    assert (root / ACCESS).read_text() == FILES[ACCESS]
+
+
+def test_a_write_that_fails_leaves_the_file_and_no_temporary_file(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_brain(FILES)
+
+    def refuse(_src: str, _dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomically(root, HEARTBEAT, "new\n")
+    assert (root / HEARTBEAT).read_text() == FILES[HEARTBEAT]
+    assert not [p for p in (root / "features/news").iterdir() if p.name.startswith(".")]
+
+
+def test_without_the_git_program_an_edit_is_written_uncommitted(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_brain(FILES)
+    _git(root, "init", "-q")
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    assert _edit(root, agent="other") == "not a git repository"
+    assert "agent: other" in (root / HEARTBEAT).read_text()
+
+
+def test_a_commit_git_refuses_leaves_the_file_written_and_says_why(
+    write_brain: WriteBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_brain(FILES)
+    _git(root, "init", "-q")
+    _git(root, "config", "user.email", "brain@example.com")  # the repository's own identity
+    _git(root, "config", "user.name", "Brain")
+    hook = root / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\necho 'no commits today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", os.devnull)
+    said = _edit(root, agent="other")
+    assert said == "not committed: git commit failed (no commits today)"
+    assert "agent: other" in (root / HEARTBEAT).read_text()
+
+
+def test_an_access_change_to_a_bots_template_sets_its_role(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    _access(root, AccessChange(bot="nova", chat="default", role="other"))
+    assert "default: {role: other}" in (root / ACCESS).read_text()
+    assert "default" in {r.scope for r in load_brain(root).access.rules if r.role == "other"}
+
+
+def test_an_access_change_for_a_bot_written_empty_fills_it_in(write_brain: WriteBrain) -> None:
+    root = write_brain({**FILES, ACCESS: "bots:\n  nova:\n"})
+    _access(root, AccessChange(bot="nova", chat="tg:chat:3", role="news", bind={"client": "c3"}))
+    (rule,) = load_brain(root).access.group_rules("tg:chat:3")
+    assert (rule.role, dict(rule.contexts)) == ("news", {"client": "c3"})
+
+
+def test_binding_what_a_rule_binds_already_changes_only_the_rest(write_brain: WriteBrain) -> None:
+    root = write_brain(FILES)
+    change = AccessChange(bot="nova", chat="tg:chat:1", title="One", bind={"client": "c1"})
+    edited = edit_access(load_brain(root), change, author="news", message="m")
+    assert edited.changed == ("title",)
+
+
+def test_unbinding_the_tenancy_context_is_widening(write_brain: WriteBrain) -> None:
+    manifest = {"constitution/MANIFEST.yaml": "tenancy: { context: client, column: client_id }\n"}
+    brain = load_brain(write_brain({**FILES, **manifest}))
+    reason = widening(brain, AccessChange(bot="nova", chat="tg:chat:1", unbind=("client",)))
+    assert reason is not None
+    assert "'client' is the brain's tenancy context" in reason
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        pytest.param(b"bots: \xff\n", "cannot read it", id="not-utf8"),
+        pytest.param(b"bots: [nova]\n", "the parent of bots.nova is not a mapping", id="bots-list"),
+    ],
+)
+def test_an_access_file_that_cannot_be_read_as_rules_is_left_for_a_person(
+    write_brain: WriteBrain, text: bytes, said: str
+) -> None:
+    root = write_brain({**FILES, ACCESS: text})
+    with pytest.raises(Refused, match=re.escape(said)):
+        _access(root, AccessChange(bot="nova", chat="tg:chat:1", title="One"))
+    assert (root / ACCESS).read_bytes() == text

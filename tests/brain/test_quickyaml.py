@@ -346,3 +346,44 @@ def test_a_flow_collection_read_twice_is_two_values() -> None:
     first["data"]["by"] = "other"
     assert second == {"when": ["run", "reply"], "data": {"view": "queue", "by": "entity_id"}}
     assert quickyaml.plain_load(text) == second
+
+
+PLAIN_DECLINED = [
+    pytest.param("a:\n  b:\n    c:\n      d:\n        e: 1\n", id="nested-deeper-than-three"),
+    pytest.param("a:\n  - b\n  -\n", id="a-bare-dash-item"),
+    pytest.param("a: {b: c\n", id="flow-map-unclosed"),
+    pytest.param("a: {b: 1, b: 2}\n", id="flow-map-duplicate-key"),
+    pytest.param("a: [b, c,]\n", id="flow-list-trailing-comma"),
+    pytest.param("a: [b, , c]\n", id="flow-list-empty-item"),
+    pytest.param("a: 'it's'\n", id="single-quote-inside-single-quotes"),
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_DECLINED)
+def test_what_the_plain_reader_declines_is_read_as_the_exact_parser_reads_it(text: str) -> None:
+    with pytest.raises(Unsure):
+        quickyaml.plain_load(text)
+    try:
+        read: object = parse_yaml("f.yaml", text)
+    except ContentError:
+        read = ContentError
+    expected = exact_or_error(text)
+    assert same(read, expected) or (read is ContentError and isinstance(expected, type))
+
+
+def test_a_long_document_libyaml_refuses_while_its_shape_is_walked_is_unsure() -> None:
+    # Past MAX_YAML_NODES / 2 characters the shape is walked on libyaml's events.
+    long = "caps: [context:read]\n# " + "x" * MAX_YAML_NODES + "\n"
+    with pytest.raises(Unsure):
+        quick_load(long + "b: [\n", walk=True)
+    assert quick_load(long, walk=True) == {"caps": ["context:read"]}
+    with pytest.raises(ContentError, match=r"f\.yaml:4: "):
+        parse_yaml("f.yaml", long + "b: [\n", first_line=1)
+
+
+def test_the_plain_readers_memory_of_keys_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    full = {f"key{n}" for n in range(4096)}
+    monkeypatch.setattr(quickyaml, "_KEYS", full)
+    assert quickyaml.plain_load("fresh: 1\n") == {"fresh": 1}
+    assert "fresh" not in full
+    assert len(full) == 4096

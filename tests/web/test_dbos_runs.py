@@ -26,6 +26,7 @@ from keel.runs.records import run_record
 from keel.web.dbos_runs import NO_WORKER, NOT_STARTED
 from keel.web.service import Service
 from keel.web.serving import build_service
+from tests.databases import REFUSAL, refusing
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import write_files
 from tests.runs.processes import finish, keel
@@ -347,47 +348,7 @@ def test_an_unknown_run_or_card_is_404(hosted: Hosted) -> None:
 
 # -- a run is answered only once it is recorded ------------------------------------------
 
-# The database itself refuses a write (a trigger), so the failure takes the real path.
-REFUSAL = "this database refuses the run"
 MARK = "refuse-to-record"
-
-
-@contextmanager
-def refusing(db: SAEngine, table: str, events: tuple[str, ...], when: str) -> Iterator[None]:
-    """While inside, `db` refuses each of `events` on `table` when `when` holds."""
-    sqlite = db.dialect.name == "sqlite"
-    if not sqlite:
-        when = when.replace("%", "%%")  # the driver's placeholders
-    with db.begin() as conn:
-        if sqlite:
-            # Read the schema first: a pooled connection may still hold an older one, and
-            # SQLite checks a new trigger's name against what the connection holds.
-            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
-            for event in events:
-                conn.exec_driver_sql(
-                    f"CREATE TRIGGER keel_test_refuse_{event.lower()} BEFORE {event} ON {table} "
-                    f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END"
-                )
-        else:
-            conn.exec_driver_sql(
-                "CREATE FUNCTION keel_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
-                f"$$ BEGIN RAISE EXCEPTION '{REFUSAL}'; END $$"
-            )
-            conn.exec_driver_sql(
-                f"CREATE TRIGGER keel_test_refuse BEFORE {' OR '.join(events)} ON {table} "
-                f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION keel_test_refuse()"
-            )
-    try:
-        yield
-    finally:
-        with db.begin() as conn:
-            if sqlite:
-                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
-                for event in events:
-                    conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse_{event.lower()}")
-            else:
-                conn.exec_driver_sql(f"DROP TRIGGER keel_test_refuse ON {table}")
-                conn.exec_driver_sql("DROP FUNCTION keel_test_refuse()")
 
 
 @contextmanager

@@ -283,9 +283,8 @@ def plain_load(text: str) -> Any:
 
 
 def _plain_key(key: str) -> bool:
-    """Whether `key` is a plain word that YAML 1.2 reads as text."""
-    if key in _KEYS:
-        return True
+    """Whether `key` is a plain word that YAML 1.2 reads as text (its callers look in
+    `_KEYS` first, inline: a key read before costs them no call)."""
     if not _PLAIN_KEY.match(key) or _resolve(key) is not TEXT:
         return False
     if len(_KEYS) < 4096:  # the brain's schema has a few dozen; a bound all the same
