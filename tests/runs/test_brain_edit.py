@@ -4,10 +4,13 @@ approves it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from tests.runs.brains import ROLE, RUNS_BRAIN
-from tests.runs.conftest import Runs, runs_of
+from tests.runs.conftest import Runs, runs_of, script, write_files
+from tests.runs.processes import finish, keel
 
 ACCESS = "bots:\n  nova:\n    chats:\n      'tg:chat:board':\n        role: keeper\n"
 FILES = {
@@ -73,3 +76,41 @@ def test_an_edit_that_would_be_refused_asks_nobody(runs: Runs) -> None:
     [request] = [s for s in record["steps"] if s["name"] == "request"][1:]
     assert request["status"] == "done"
     assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS
+
+
+def _keel_json(*args: str) -> Any:
+    code, out, err = finish(keel(*args, "--json"))
+    assert code == 0, (code, out, err)
+    return json.loads(out)
+
+
+def test_a_widen_approved_from_another_process_replays_its_check_as_taken(
+    tmp_path: Path, database_url: str
+) -> None:
+    # `keel approve` in a process of its own resumes the run by replaying it: the check
+    # before the first card must replay as it was taken, not look again at the file its
+    # own call has since written (it would refuse it, and the replay would go astray).
+    brain = write_files(tmp_path / "brain", FILES)
+    widen = [
+        {
+            "name": "access_widen",
+            "arguments": {"bot": "nova", "chat": "tg:chat:board", "bind": {"rating": key}},
+        }
+        for key in ("f1", "f2")
+    ]
+    steps: list[dict[str, Any]] = [
+        {"tool_calls": [widen[0]]},
+        {"tool_calls": [widen[1]]},
+        {"text": "Done."},
+    ]
+    model = script(tmp_path, "widen-twice", steps)
+    db = ["--db", database_url]
+    record = _keel_json("run", str(brain), "heartbeat:tend", "--model", model, *db)
+    [card] = record["cards"]
+    after = _keel_json("approve", str(brain), card["id"], "--yes", *db)
+    assert "rating: f1" in (brain / "constitution/access.yaml").read_text()
+    [pending] = [c for c in after["cards"] if c["status"] == "pending"]
+    assert pending["summary"] == "access_widen: edit constitution/access.yaml\n- bound rating=f2"
+    done = _keel_json("approve", str(brain), pending["id"], "--yes", *db)
+    assert done["status"] == "done", done
+    assert "rating: f2" in (brain / "constitution/access.yaml").read_text()

@@ -33,7 +33,7 @@ from keel.errors import Refused
 from keel.link.values import Conversation, Origin, TurnRequest
 from keel.runs.app import LEAVE
 from keel.runs.context import RunContext
-from keel.runs.journal import Done, durable, nothing, now, once
+from keel.runs.journal import Done, Json, durable, nothing, now, once
 from keel.runtime.loop import Approve, Verdict
 from keel.store import Tx
 from keel.store.run_values import CardRefusal, CardRow, CardStatus
@@ -60,11 +60,19 @@ def approvals(context: RunContext, tools: Registry, request: TurnRequest) -> App
             return None  # the registry refuses it with its reason
         if not approval_required(context.brain, role, tool.capability, tool.risk):
             return None
-        try:
-            preview = tools.preview(context.brain, context.store, request, role, call)
-        except Refused as exc:
-            return Verdict(approved=False, said=str(exc))
-        card = ask(context, tool, call, preview=preview)
+
+        def check() -> Json:
+            try:
+                return {"preview": tools.preview(context.brain, context.store, request, role, call)}
+            except Refused as exc:
+                return {"refused": str(exc)}
+
+        # A step: a replay (a decision taken in another process resumes the run so) must
+        # take the check as it was, not check again what the approved call has since done.
+        checked = durable("check", check)
+        if "refused" in checked:
+            return Verdict(approved=False, said=checked["refused"])
+        card = ask(context, tool, call, preview=checked["preview"])
         return wait(context, card)
 
     return approve
@@ -110,18 +118,29 @@ def held_send(
     plan = context.planned
     if not approval_required(context.brain, plan.role, SEND_CAPABILITY, SEND_MESSAGE.risk):
         return None
-    origin = origin_of(
-        context.brain,
-        conversation=conversation,
-        message_id=PREVIEW_ID,
-        sent_at=now(),
-        run=plan.ref,
-        reach=plan.reach if reach is None else reach,
-        about_entity=about_entity,
-        about_context=about_context,
-    )
-    with context.store.reading() as tx:
-        check_pin(tx, context.brain, origin)
+
+    def check() -> Json:
+        try:
+            origin = origin_of(
+                context.brain,
+                conversation=conversation,
+                message_id=PREVIEW_ID,
+                sent_at=now(),
+                run=plan.ref,
+                reach=plan.reach if reach is None else reach,
+                about_entity=about_entity,
+                about_context=about_context,
+            )
+            with context.store.reading() as tx:
+                check_pin(tx, context.brain, origin)
+        except Refused as exc:
+            return str(exc)
+        return None
+
+    # A step, as a tool call's check is: a replay takes the check as it was taken.
+    refused = durable("check", check)
+    if refused is not None:
+        raise Refused(refused)
     preview = send_preview(
         conversation,
         text,
