@@ -114,11 +114,23 @@ def test_a_people_entry_that_cannot_be_read_is_named(
     assert error in skip.reason
 
 
-def test_a_broken_manifest_with_people_lets_no_one_decide(write_brain: WriteBrain) -> None:
-    brain = load(write_brain, "people: {owners: [alice]}\n")
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param("people: {owners: [alice]}\n", id="a-wrong-value"),
+        pytest.param('people: {approvers: {"message:send": [tg:user:7]}\n', id="broken-yaml"),
+        pytest.param("peeple: {owners: [tg:user:1]}\n", id="a-misspelt-key"),
+        pytest.param("name: x\nnot a mapping\n", id="no-people-at-all"),
+    ],
+)
+def test_a_broken_manifest_lets_no_one_decide(write_brain: WriteBrain, manifest: str) -> None:
+    # Whatever broke it, who decides cannot be read: nobody may, never whoever replies.
+    brain = load(write_brain, manifest)
+    assert brain.manifest.broken is not None
     people = people_of(brain, "desk")
     assert people is not None
-    assert may_decide(people, "message:send", "tg:user:1") is not True
+    for person in ("tg:user:1", "tg:user:7", "tg:user:99"):
+        assert may_decide(people, "message:send", person) is not True
 
 
 @pytest.mark.parametrize(

@@ -66,11 +66,14 @@ NOT_SHOWN = {
     # A MANIFEST that does not load: this brain's must load, to show tenancy.context.
     "tenancy.withheld",
     "approvals.strict",
+    "approvals.nobody",
     # Approvers named or not, and where cards go: tests/doctor/test_people.py (no approvers
     # at all and approvers who cannot decide cannot both be faults of one brain).
     "approvals.unnamed",
     "approvals.no-approver",
     "approvals.chat",
+    # Known only to a doctor that has the tools (the engine's): tests/doctor/test_people.py.
+    "approvals.unknown-capability",
 }
 
 

@@ -87,3 +87,17 @@ def test_a_capability_no_known_tool_holds_takes_an_approver_of_any_class(
     # Without the tools (doctor on its own), a class's approvers may be the ones its cards need.
     dangerous = "people:\n  owners: [tg:user:1]\n  approvers: {dangerous: [owners]}\n"
     assert doctor(write_brain, {MANIFEST: REQUIRED + dangerous}).findings == ()
+
+
+def test_a_misspelt_capability_is_named_with_the_one_it_is_near(
+    write_brain: WriteBrain, tmp_path: Path
+) -> None:
+    people = (
+        "people:\n  owners: [tg:user:1]\n  approvers:\n"
+        '    "mesage:send": [tg:user:7]\n    "*": [owners]\n'
+    )
+    report = _engine_doctor(write_brain, tmp_path, REQUIRED + people)
+    finding = only(report, "approvals.unknown-capability")
+    assert (finding.level, finding.subject, finding.file) == ("warn", "mesage:send", MANIFEST)
+    assert finding.line == 5
+    assert "did you mean 'message:send'?" in finding.message

@@ -62,7 +62,13 @@ def test_without_tenancy_doctor_says_nothing_of_it(write_brain: WriteBrain) -> N
 def test_a_manifest_that_does_not_load_says_what_it_holds_strict(write_brain: WriteBrain) -> None:
     report = doctor(write_brain, {MANIFEST: "tenancy: { context: ticket }\nstate: rows: 5\n"})
     found = {f.check: f for f in report.findings}
-    assert sorted(found) == ["approvals.strict", "entity.skip", "tenancy.withheld"]
+    assert sorted(found) == [
+        "approvals.nobody",
+        "approvals.strict",
+        "entity.skip",
+        "tenancy.withheld",
+    ]
+    assert "nobody may decide a card until the file is fixed" in found["approvals.nobody"].message
     withheld = found["tenancy.withheld"]
     assert (withheld.level, withheld.file) == ("fail", MANIFEST)
     assert "every room with a binding (1 bound in access.yaml: tg:chat:-1)" in withheld.message

@@ -187,19 +187,21 @@ def _failed(path: str, location: Location, errors: list[ContentError], raw: byte
 
 
 def _broken_manifest(path: str, error: ContentError, raw: bytes | None) -> Manifest:
-    """The settings of a MANIFEST that failed: defaults, except `tenancy:` and `approvals:`.
+    """The settings of a MANIFEST that failed: defaults, except `tenancy:`, `approvals:`
+    and `people:`.
 
-    A broken file must never widen what a room sees or what runs without a person. Each of
-    the two is read on its own: as written when the file still states it validly; else
-    tenancy is unknown (pinned rooms withhold their views) and every call above `safe`
-    waits for approval.
+    A broken file must never widen what a room sees, what runs without a person, or who
+    decides. Each of the three is read on its own: as written when the file still states it
+    validly; else tenancy is unknown (pinned rooms withhold their views), every call above
+    `safe` waits for approval, and nobody may decide a card until the file is fixed.
     """
     data = _salvageable(path, raw)
     tenancy = _alone(schema.TenancyFront, data.get("tenancy"))
     approvals = _alone(schema.ApprovalsFront, data.get("approvals"))
     people = _alone(schema.PeopleFront, data.get("people"))
-    if people is None and data.get("people") is not None:
-        # Who decides cannot be known: nobody may, rather than anyone who can reply.
+    if people is None:
+        # Who decides cannot be read (the YAML is broken, the key misspelt, its value
+        # wrong): nobody may, rather than anyone who can reply — the room included.
         people = schema.PeopleFront(owners=[])
     return Manifest(
         path=path,
@@ -212,6 +214,8 @@ def _broken_manifest(path: str, error: ContentError, raw: bytes | None) -> Manif
     )
 
 
+# Who decides under a MANIFEST whose `people:` cannot be read: nobody.
+NOBODY = People(owners=())
 STRICT_APPROVALS = ApprovalPolicy(decisions=(("moderate", "required"), ("dangerous", "required")))
 
 

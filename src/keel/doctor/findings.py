@@ -31,6 +31,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "entity.state-view": ("Brain entities", "fail"),
     "entity.bot": ("Brain entities", "warn"),
     "approvals.strict": ("Brain entities", "warn"),
+    "approvals.nobody": ("Brain entities", "warn"),
+    "approvals.unknown-capability": ("Brain entities", "warn"),
     "approvals.unnamed": ("Brain entities", "warn"),
     "approvals.no-approver": ("Brain entities", "fail"),
     "approvals.chat": ("Brain entities", "fail"),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from keel.brain.files import ACCESS_PATH, MANIFEST_PATH
 from keel.brain.knobs import DEFAULT_DECISIONS
 from keel.brain.people import HERE, Deciders, approvals_chat, deciders, people_of
+from keel.brain.problems import suggest
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RISK_CLASSES, RoleSpec
 from keel.doctor.findings import Finding, found
@@ -26,6 +27,7 @@ def check(scope: Scope) -> Iterator[Finding]:
     yield from _unnamed(scope)
     yield from _undecidable(scope)
     yield from _silent_chat(scope)
+    yield from _unknown_capabilities(scope)
 
 
 def _roles(brain: Brain) -> list[RoleSpec | None]:
@@ -78,10 +80,11 @@ def _unnamed(scope: Scope) -> Iterator[Finding]:
 
 def _undecidable(scope: Scope) -> Iterator[Finding]:
     brain = scope.brain
+    broken = brain.manifest.broken is not None
     for role in _roles(brain):
         people = people_of(brain, role)
-        if people is None:
-            continue
+        if people is None or (broken and (role is None or role.people is None)):
+            continue  # approvals.nobody says that a broken MANIFEST lets nobody decide
         for key in _required(brain, role):
             if role is not None and role.people is None and key not in _own(role):
                 continue  # MANIFEST's own requirement, said once for MANIFEST
@@ -111,6 +114,33 @@ def _undecided(people: Deciders, key: str, risks: Risks) -> bool:
     if carried:
         return any(not deciders(people, key, risk) for risk in sorted(carried))
     return not any(deciders(people, key, risk) for risk in RISK_CLASSES)
+
+
+def _unknown_capabilities(scope: Scope) -> Iterator[Finding]:
+    """A capability in `approvals:` or `people: approvers:` that no tool holds: a policy or
+    an approver that never applies (a misspelling leaves its cards to the next key)."""
+    if not scope.risks:
+        return  # doctor without the tools cannot tell
+    brain = scope.brain
+    for role in _roles(brain):
+        path = role.path if role is not None else brain.manifest.path or MANIFEST_PATH
+        policy = role.approvals if role is not None else brain.manifest.approvals
+        people = role.people if role is not None else brain.manifest.people
+        keys = [("approvals", k) for k, _ in policy.decisions]
+        keys += [("people: approvers", k) for k, _ in (people.approvers if people else ())]
+        for where, key in keys:
+            if key in RISK_CLASSES or key in ("*", "chat") or key in scope.risks:
+                continue
+            near = suggest(key, scope.risks)
+            hint = f"did you mean '{near}'? " if near else ""
+            yield found(
+                "approvals.unknown-capability",
+                key,
+                f"{where} names '{key}', a capability no tool holds, so it never applies — "
+                f"{hint}the tools' capabilities are {', '.join(sorted(scope.risks))}",
+                file=path,
+                line=scope.lines.key(path, *where.split(": "), key),
+            )
 
 
 def _silent_chat(scope: Scope) -> Iterator[Finding]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keel.brain.files import MANIFEST_PATH, STRICT_APPROVALS
+from keel.brain.files import MANIFEST_PATH, NOBODY, STRICT_APPROVALS
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, maybe
 
@@ -94,6 +94,15 @@ def _broken(scope: Scope) -> Iterator[Finding]:
             "MANIFEST.yaml did not load and its tenancy: cannot be read on its own, so every "
             f"room with a binding{listed if rooms else ''} shows no view until the file is "
             "fixed (a room may be a tenant's, and whose rows it may see is unknown)",
+            file=MANIFEST_PATH,
+        )
+    if manifest.people == NOBODY:
+        yield found(
+            "approvals.nobody",
+            "people",
+            "MANIFEST.yaml did not load and its people: cannot be read on its own, so nobody "
+            "may decide a card until the file is fixed (a role's own people: still decide "
+            "its cards)",
             file=MANIFEST_PATH,
         )
     if manifest.approvals == STRICT_APPROVALS:
