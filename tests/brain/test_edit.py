@@ -511,7 +511,7 @@ def test_binding_what_a_rule_binds_already_changes_only_the_rest(write_brain: Wr
     root = write_brain(FILES)
     change = AccessChange(bot="nova", chat="tg:chat:1", title="One", bind={"client": "c1"})
     edited = edit_access(load_brain(root), change, author="news", message="m")
-    assert edited.changed == ("title",)
+    assert edited.changed == ("for bot nova, chat tg:chat:1", "title One (was Client one)")
 
 
 def test_unbinding_the_tenancy_context_is_widening(write_brain: WriteBrain) -> None:

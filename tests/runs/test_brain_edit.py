@@ -63,7 +63,10 @@ def test_an_access_widen_waits_for_a_card_and_writes_nothing_meanwhile(runs: Run
     assert (card["tool"], card["risk"], card["status"]) == ("access_widen", "dangerous", "pending")
     assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS
     # The card says what the edit does, checked as it will be when it runs.
-    assert card["summary"] == "access_widen: edit constitution/access.yaml\n- bound rating=f1"
+    assert card["summary"] == (
+        "access_widen: edit constitution/access.yaml\n"
+        "- for bot nova, chat tg:chat:board\n- bound rating=f1"
+    )
 
 
 def test_an_edit_that_would_be_refused_asks_nobody(runs: Runs) -> None:
@@ -110,7 +113,10 @@ def test_a_widen_approved_from_another_process_replays_its_check_as_taken(
     after = _keel_json("approve", str(brain), card["id"], "--yes", *db)
     assert "rating: f1" in (brain / "constitution/access.yaml").read_text()
     [pending] = [c for c in after["cards"] if c["status"] == "pending"]
-    assert pending["summary"] == "access_widen: edit constitution/access.yaml\n- bound rating=f2"
+    assert pending["summary"] == (
+        "access_widen: edit constitution/access.yaml\n"
+        "- for bot nova, chat tg:chat:board\n- bound rating=f2 (was f1)"
+    )
     done = _keel_json("approve", str(brain), pending["id"], "--yes", *db)
     assert done["status"] == "done", done
     assert "rating: f2" in (brain / "constitution/access.yaml").read_text()

@@ -136,7 +136,10 @@ def test_access_update_narrows(engine: Engine, clock: Clock) -> None:
     said = call(
         engine, "access_update", bot="nova", chat="tg:chat:1", title="One", unbind=["client"]
     )
-    assert said.startswith(f"updated {ACCESS}: title, unbound client (")
+    assert said.startswith(
+        f"updated {ACCESS}: for bot nova, chat tg:chat:1, title One (was Client one), "
+        "unbound client (was c1) ("
+    )
     clock.now += 2
     (rule,) = engine.brain.access.group_rules("tg:chat:1")
     assert (rule.title, dict(rule.contexts)) == ("One", {})
@@ -195,6 +198,7 @@ def test_a_runs_access_widen_call_waits_for_a_card(
         asked.append(call.name)
         return "card"
 
+    monkeypatch.setattr(run_approvals, "durable", lambda _name, body: body())  # no DBOS here
     monkeypatch.setattr(run_approvals, "ask", ask)
     monkeypatch.setattr(run_approvals, "wait", lambda _context, card: f"waited on {card}")
     request = TurnRequest(

@@ -283,6 +283,9 @@ def edit_access(
     changed = _apply(rule, change)
     if not changed:
         raise Refused(f"{rel} already says that — nothing changed")
+    # Whoever approves must see which room's access changes, not only how.
+    where = f"{change.chat} rule" if change.chat in ("default", "dm") else f"chat {change.chat}"
+    changed.insert(0, f"for bot {change.bot}, {where}")
     return _commit_edit(
         brain, rel, _dump(data), tuple(changed), author=author, message=message, write=write
     )
@@ -308,14 +311,16 @@ def _apply(rule: CommentedMap, change: AccessChange) -> list[str]:
     changed: list[str] = []
     for key, value in (("title", change.title), ("role", change.role)):
         if value is not None and rule.get(key) != value:
+            was = _was(rule.get(key))
             rule[key] = value
-            changed.append(key)
+            changed.append(f"{key} {value}{was}")
     contexts = rule.get("contexts")
     for ident in change.unbind:
         if not isinstance(contexts, dict) or ident not in contexts:
             raise Refused(f"the rule binds no context '{ident}' — nothing to remove")
+        was = _was(contexts[ident])
         del contexts[ident]
-        changed.append(f"unbound {ident}")
+        changed.append(f"unbound {ident}{was}")
     if isinstance(contexts, dict) and not contexts and change.unbind:
         del rule["contexts"]
     for ident, entity in (change.bind or {}).items():
@@ -324,9 +329,16 @@ def _apply(rule: CommentedMap, change: AccessChange) -> list[str]:
         if not isinstance(contexts, dict):
             raise Refused(f"{ACCESS_PATH}: the rule's contexts: is not a mapping — fix it by hand")
         if ident not in contexts or contexts[ident] != entity:
+            was = _was(contexts[ident]) if ident in contexts else ""
             contexts[ident] = entity
-            changed.append(f"bound {ident}" + (f"={entity}" if entity is not None else ""))
+            bound = f"={entity}" if entity is not None else ""
+            changed.append(f"bound {ident}{bound}{was}")
     return changed
+
+
+def _was(value: Any) -> str:
+    """What a changed key held, as its change line says it (nothing when it held nothing)."""
+    return "" if value is None else f" (was {value})"
 
 
 # -- checking, writing, committing ------------------------------------------------------
