@@ -96,6 +96,8 @@ def test_keel_approve_decides_as_the_first_owner_unless_told_otherwise(runs: Run
     assert "refused tg:user:5: tg:user:5 may not decide message:send cards" in " ".join(
         table.stdout.split()
     )
+    # The hint it prints decides as someone who may: keel approve's default owner may not.
+    assert f"{card} --yes --as tg:user:7" in table.stdout
     done = runs.json("approve", card, "--no", "--as", "tg:user:7", "--note", "not today")
     assert done["status"] == "done"
     assert (done["cards"][0]["status"], done["cards"][0]["decided_by"]) == (

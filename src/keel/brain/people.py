@@ -95,6 +95,19 @@ def first_owner(brain: Brain, role: RoleSpec | str | None) -> str | None:
     return people.owners[0] if people is not None and people.owners else None
 
 
+def approve_as(brain: Brain, role: str | None, capability: str, risk: str) -> str | None:
+    """The `--as` a hint to decide a card must carry: None when `keel approve`'s default (the
+    first owner) may decide it, or anyone may; else the first person who may, or `ID`."""
+    people = people_of(brain, role)
+    if people is None:
+        return None
+    owner = first_owner(brain, role)
+    if owner is not None and may_decide(people, capability, owner, risk) is True:
+        return None
+    able = deciders(people, capability, risk)
+    return able[0] if able else "ID"
+
+
 def approvals_chat(brain: Brain, role: RoleSpec | str | None) -> str | None:
     """The operators' chat a role's cards go to; None for the run's own room (`here`, or not
     said). The role's `approvals: {chat:}` over MANIFEST's."""

@@ -171,7 +171,7 @@ def run_now(
             emit_json(ended[0] if len(made) == 1 and ended else {"runs": ended})
         else:
             for one in ended:
-                print_record(one, approve_with=approve_prefix(path, db))
+                print_record(one, approve_with=approve_prefix(path, db), brain=engine.brain)
         raise typer.Exit(exit_code(ended))
 
 
@@ -346,11 +346,12 @@ def runs(
                 found: Any = one
             else:
                 found = listing(engine.store, status=_status(status), limit=limit)
+            snapshot = engine.brain
         if action == "show":
             if as_json:
                 emit_json(found)
             else:
-                print_record(found, approve_with=approve_prefix(brain, db))
+                print_record(found, approve_with=approve_prefix(brain, db), brain=snapshot)
         elif as_json:
             emit_json({"runs": found})
         elif found:
@@ -490,7 +491,7 @@ def follow_reply(
         emit_json({"card": {"id": card.id, "status": card.status}, "run": record})
     else:
         console().print(Text(f"card {card.id}: {card.status} by this reply"))
-        print_record(record, approve_with=approve_prefix(brain, db))
+        print_record(record, approve_with=approve_prefix(brain, db), brain=engine.brain)
     raise typer.Exit(exit_code([record]))
 
 
@@ -552,6 +553,7 @@ def approve(
                     )
                     record = follow(runtime, card, decided.run_id, taken=taken)
                 elsewhere = went_on(runtime, record) if choice is not None else None
+            snapshot = engine.brain
         if elsewhere is not None:
             error_console().print(
                 Text(
@@ -563,7 +565,7 @@ def approve(
             emit_json(record)
         else:
             console().print(Text(f"card {card}: {'approved' if yes else 'denied'}"))
-            print_record(record, approve_with=approve_prefix(brain, db))
+            print_record(record, approve_with=approve_prefix(brain, db), brain=snapshot)
         raise typer.Exit(exit_code([record]))
 
     guard(as_json, body)

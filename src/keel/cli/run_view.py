@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from keel.brain.people import approve_as
+from keel.brain.snapshot import Brain
 from keel.cli.root import console
 from keel.state.database import shown
 
@@ -121,9 +123,12 @@ def approve_prefix(brain: Path, db: str | None) -> str:
     return keel_command("approve", brain, db)
 
 
-def print_record(record: dict[str, Any], *, approve_with: str = "keel approve BRAIN") -> None:
+def print_record(
+    record: dict[str, Any], *, approve_with: str = "keel approve BRAIN", brain: Brain | None = None
+) -> None:
     """A run's record for a person: its header, a line per step, then each message, card
-    and error in full, once."""
+    and error in full, once. With the `brain`, a pending card's hint names who may decide
+    it (`--as`) when `keel approve`'s default person may not."""
     out = console()
     head = Text("run ")
     head.append(record["id"], style="bold")
@@ -148,7 +153,7 @@ def print_record(record: dict[str, Any], *, approve_with: str = "keel approve BR
     for m in record["messages"]:
         card = cards.pop(m["message_id"], None)
         if card is not None:
-            _print_card(out, record, card, m["text"], approve_with)
+            _print_card(out, record, card, m["text"], approve_with, brain)
             continue
         line = Text(f"sent {m['message_id']} to {m['chat']}")
         if m.get("thread"):
@@ -156,14 +161,19 @@ def print_record(record: dict[str, Any], *, approve_with: str = "keel approve BR
         out.print(line)
         out.print(indented(m["text"]))
     for card in cards.values():  # a card whose message is not among the run's
-        _print_card(out, record, card, card["summary"], approve_with)
+        _print_card(out, record, card, card["summary"], approve_with, brain)
     if record["error"]:
         label = ("refused: ", "bold yellow") if record.get("refused") else ("error: ", "bold red")
         out.print(Text.assemble(label, record["error"]))
 
 
 def _print_card(
-    out: Console, record: dict[str, Any], card: dict[str, Any], text: str, approve_with: str
+    out: Console,
+    record: dict[str, Any],
+    card: dict[str, Any],
+    text: str,
+    approve_with: str,
+    brain: Brain | None,
 ) -> None:
     line = Text(f"card {card['id']} · ")
     line.append_text(status_text(card["status"]))
@@ -183,8 +193,12 @@ def _print_card(
         out.print(
             indented("waiting for a person: reply yes or no to the card, or run (--no to deny):")
         )
+        who = None
+        if brain is not None:
+            who = approve_as(brain, record.get("role"), card["capability"], card["risk"])
+        person = f" --as {who}" if who else ""
         # One line however narrow the terminal, so that it copies whole.
-        out.print(Text(f"  {approve_with} {card['id']} --yes"), soft_wrap=True)
+        out.print(Text(f"  {approve_with} {card['id']} --yes{person}"), soft_wrap=True)
 
 
 # -- workers and approvals ------------------------------------------------------------------
