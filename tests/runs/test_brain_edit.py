@@ -79,6 +79,11 @@ def test_an_edit_that_would_be_refused_asks_nobody(runs: Runs) -> None:
     [request] = [s for s in record["steps"] if s["name"] == "request"][1:]
     assert request["status"] == "done"
     assert (runs.brain / "constitution/access.yaml").read_text() == ACCESS
+    # What the agent tried stays on the run's record, refused.
+    [check] = [s for s in record["steps"] if s["name"] == "check"]
+    assert check["status"] == "failed"
+    assert check["detail"].startswith("access_widen refused before its card: ")
+    assert "no-such" in check["detail"]
 
 
 def _keel_json(*args: str) -> Any:

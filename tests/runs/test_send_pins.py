@@ -59,8 +59,13 @@ def test_a_send_about_another_key_than_the_rooms_pin_asks_nobody(runs: Runs) -> 
     record = post(runs, "other-key", PINNED, "f-2")
     assert (record["status"], record["cards"], record["messages"]) == ("done", [], [])
     assert [s["name"] for s in record["steps"]] == [
-        "start", "prepare", "request", "request", "finish",
+        "start", "prepare", "request", "check", "request", "finish",
     ]  # fmt: skip
+    [check] = [s for s in record["steps"] if s["name"] == "check"]
+    assert (check["status"], check["detail"].split(":")[0]) == (
+        "failed",
+        "send_message refused before its card",
+    )
     assert sent(runs, PINNED) == []
     # The pinned key itself is asked about as any send is.
     same = post(runs, "same-key", PINNED, "f-1")

@@ -71,11 +71,24 @@ def approvals(context: RunContext, tools: Registry, request: TurnRequest) -> App
         # take the check as it was, not check again what the approved call has since done.
         checked = durable("check", check)
         if "refused" in checked:
+            refused(context, call.name, checked["refused"])
             return Verdict(approved=False, said=checked["refused"])
         card = ask(context, tool, call, preview=checked["preview"])
         return wait(context, card)
 
     return approve
+
+
+def refused(context: RunContext, tool: str, reason: str) -> None:
+    """Record a call refused by its check before any card (a failed step of the run's
+    record), so an operator sees what the agent tried — an access_widen above all."""
+    seq = context.next_seq()
+
+    def write(_tx: Tx, _: None) -> Done:
+        detail = f"{tool} refused before its card: {reason}"
+        return Done(output={"refused": reason}, detail=detail, status="failed")
+
+    durable("refused", lambda: once(context.store, context.run_id, seq, "check", nothing, write))
 
 
 def ask(context: RunContext, tool: Tool, call: ToolCall, *, preview: str | None = None) -> CardRow:
