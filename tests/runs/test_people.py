@@ -105,3 +105,20 @@ def test_keel_approve_decides_as_the_first_owner_unless_told_otherwise(runs: Run
         "tg:user:7",
     )
     assert "The lift is out today." not in [m["text"] for m in done["messages"]]
+
+
+def test_a_decision_never_rests_on_an_id_that_is_not_a_persons(runs: Runs) -> None:
+    record = waiting_run(runs, "bad-ids")
+    card = record["cards"][0]["id"]
+    for bad in ("", "bob", "tg:user:7 "):
+        refused = runs.invoke("approve", card, "--yes", "--as", bad)
+        assert refused.exit_code == 2, refused.output
+        said = " ".join(refused.output.split())
+        assert "the person" in said and ("is empty" in said or "not a person's id" in said)
+    both = runs.invoke("approve", card, "--yes", "--as", "tg:user:7", "--by", "ana")
+    assert both.exit_code == 2
+    assert "not both" in both.output
+    turn = runs.invoke("turn", "--bot", "nova", "--chat", OPS, "--from", "bob", "--input", "yes")
+    assert turn.exit_code == 2
+    assert "not a person's id" in " ".join(turn.output.split())
+    assert runs.json("runs", "show", record["id"])["cards"][0]["status"] == "pending"

@@ -72,6 +72,26 @@ def _checked(what: str, limit: int = MAX_CHAT_ID_CHARS) -> Callable[[str | None]
     return check
 
 
+def person_checked(what: str) -> Callable[[str | None], str | None]:
+    """An option callback refusing what cannot be a person's id (`tg:user:42`): the same
+    shape `people:` asks of the ids it names, so a decision never rests on a typo."""
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        problem = id_problem(value, what)
+        if problem is None and (value != value.strip() or ":" not in value.strip(":")):
+            problem = (
+                f"{what} {value[:60]!r} is not a person's id — write it as the chat surface "
+                "names them, such as tg:user:42"
+            )
+        if problem is not None:
+            raise typer.BadParameter(problem)
+        return value
+
+    return check
+
+
 BotOpt = Annotated[
     str,
     typer.Option(
@@ -110,7 +130,7 @@ FromOpt = Annotated[
     typer.Option(
         "--from",
         help="Who spoke: a person's id, such as tg:user:42 (checked when the turn decides a card).",
-        callback=_checked("the sender"),
+        callback=person_checked("the sender"),
     ),
 ]
 RunOpt = Annotated[

@@ -43,6 +43,7 @@ from keel.cli.options import (
     open_engine,
     parse_reach,
     parse_run,
+    person_checked,
 )
 from keel.cli.root import app, console, emit_json, error_console, guard
 from keel.cli.run_view import (
@@ -508,6 +509,7 @@ def approve(
             "--as",
             help="Decide as this person (tg:user:42), checked against people: approvers "
             "(default: the brain's first owner).",
+            callback=person_checked("the person"),
         ),
     ] = None,
     note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
@@ -524,8 +526,15 @@ def approve(
         from keel.runs.context import answered_by
         from keel.runs.service import decide, follow, opened, went_on
 
+        if yes and no:
+            raise UsageError("say --yes or --no, not both")
         if yes == no:
             raise UsageError("say --yes or --no")
+        if by is not None and as_person is not None:
+            raise UsageError(
+                "give --as (the person who decides, checked against people: approvers) or "
+                "--by (a name to record where the brain names no people), not both"
+            )
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None
         with open_engine(brain, db) as engine:
