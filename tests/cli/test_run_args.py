@@ -95,7 +95,7 @@ def test_an_unknown_card_or_run_names_the_real_listing_command(
     card = invoke("approve", str(listed), "nope", "--yes", "--db", database_url)
     assert card.exit_code == 2
     assert "no approval card 'nope' — `" + runs in said(card)
-    assert said(card).endswith("` lists the runs and their cards")
+    assert said(card).endswith("` lists the runs; add `show RUN` to see a run's cards")
     run = invoke("runs", str(listed), "show", "nope", "--db", database_url)
     assert run.exit_code == 2
     assert "no run 'nope' — `" + runs in said(run)

@@ -74,7 +74,8 @@ def may_decide(
     if person is None:
         return (
             f"the decision names no person, and only named approvers decide {what} cards — "
-            "say who decides (a turn's sender, keel approve --as ID)"
+            "say who decides (a turn's sender, keel approve --as ID, the person field of "
+            "POST /v1/approvals/{card})"
         )
     if person in allowed:
         return True

@@ -544,7 +544,7 @@ def approve(
             if asked is None:  # said before any runtime starts, with this brain's path
                 raise UsageError(
                     f"no approval card {card!r} — `{keel_command('runs', brain, db)}` lists "
-                    "the runs and their cards"
+                    "the runs; add `show RUN` to see a run's cards"
                 )
             with opened(engine, "approve") as runtime:
                 with answered_by(asked.run_id, choice):

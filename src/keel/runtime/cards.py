@@ -51,7 +51,8 @@ def decide(
         found = tx.card(card_id)
         if found is None:
             raise UsageError(
-                f"no approval card {card_id!r} — `keel runs <brain>` lists the runs and their cards"
+                f"no approval card {card_id!r} — `keel runs <brain>` lists the runs; "
+                "`keel runs <brain> show RUN` shows a run's cards"
             )
         refusal = None if brain is None else _refusal(tx, brain, found, person)
         if refusal is not None:
