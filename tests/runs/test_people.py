@@ -114,11 +114,22 @@ def test_a_decision_never_rests_on_an_id_that_is_not_a_persons(runs: Runs) -> No
         refused = runs.invoke("approve", card, "--yes", "--as", bad)
         assert refused.exit_code == 2, refused.output
         said = " ".join(refused.output.split())
-        assert "the person" in said and ("is empty" in said or "not a person's id" in said)
+        assert "the person" in said
+        assert "is empty" in said or "not a person's id" in said
     both = runs.invoke("approve", card, "--yes", "--as", "tg:user:7", "--by", "ana")
     assert both.exit_code == 2
     assert "not both" in both.output
     turn = runs.invoke("turn", "--bot", "nova", "--chat", OPS, "--from", "bob", "--input", "yes")
     assert turn.exit_code == 2
     assert "not a person's id" in " ".join(turn.output.split())
+    assert runs.json("runs", "show", record["id"])["cards"][0]["status"] == "pending"
+
+
+def test_a_yes_through_another_bot_says_which_bot_posted_the_card(runs: Runs) -> None:
+    record = waiting_run(runs, "other-bot")
+    card = record["cards"][0]["id"]
+    flags = ["--bot", "desk", "--chat", OPS, "--role", "guarded", "--reply-to", card]
+    said = runs.json("turn", *flags, "--from", "tg:user:7", "--input", "yes", exit_code=3)
+    assert f"card {card} was posted by bot 'nova'" in said["refused"]
+    assert "--bot nova" in said["refused"]
     assert runs.json("runs", "show", record["id"])["cards"][0]["status"] == "pending"

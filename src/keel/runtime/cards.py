@@ -113,8 +113,17 @@ def answer_reply(
         return None
     with store.transaction() as tx:
         cards = [tx.card_for_message(conversation.bot, conversation.chat, m) for m in reply_to]
+        elsewhere = [tx.card(m) for m in reply_to]
     pending = [c for c in cards if c is not None and c.status == "pending"]
     if not pending:
+        for card in elsewhere:
+            if card is not None and card.status == "pending" and card.chat == conversation.chat:
+                # A yes to another bot's card would pass for an ordinary turn: say so.
+                raise Refused(
+                    f"card {card.id} was posted by bot '{card.bot}': reply to it through "
+                    f"that bot (--bot {card.bot}) — this reply, through bot "
+                    f"'{conversation.bot}', decides nothing"
+                )
         return None
     who = f"{conversation.bot}/{conversation.chat}"
     return decide(
