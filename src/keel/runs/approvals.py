@@ -151,9 +151,9 @@ def held_send(
         return None
 
     # A step, as a tool call's check is: a replay takes the check as it was taken.
-    refused = durable("check", check)
-    if refused is not None:
-        raise Refused(refused)
+    why = durable("check", check)
+    if why is not None:
+        raise Refused(why)
     preview = send_preview(
         conversation,
         text,
