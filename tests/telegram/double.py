@@ -3,7 +3,9 @@
 It keeps a queue of updates (getUpdates hands out those at or past the offset, and an
 offset forgets those before it, as Telegram's does), records every call with its decoded
 fields, answers sendMessage with a new message in Telegram's shape, and fails the next
-calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400).
+calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400). A method
+`held` takes its calls and answers none of them while held (counted in `held_calls`,
+never sent): a client killed while it waits sent nothing.
 aiogram is pointed at it with `TelegramAPIServer.from_base(double.url)`.
 """
 
@@ -39,6 +41,8 @@ class BotAPIDouble:
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     next_message_id: int = 1000
     lock: threading.Lock = field(default_factory=threading.Lock)
+    held: set[str] = field(default_factory=set)
+    held_calls: list[tuple[str, Json]] = field(default_factory=list)
 
     def push(self, update: Json) -> None:
         with self.lock:
@@ -55,6 +59,20 @@ class BotAPIDouble:
     async def answer(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         fields = {key: _decode(value) for key, value in (await request.post()).items()}
+        with self.lock:
+            hold = method in self.held
+            if hold:
+                self.held_calls.append((method, fields))
+        if hold:
+            # No answer while held (the client is killed meanwhile); once released, a
+            # failure no client is left to read: the call was never sent.
+            while True:
+                await asyncio.sleep(0.05)
+                with self.lock:
+                    if method not in self.held:
+                        break
+            gone: Json = {"ok": False, "error_code": 502, "description": "Bad Gateway"}
+            return web.json_response(gone, status=502)
         with self.lock:
             self.calls.append((method, fields))
             failures = self.failures.get(method)
@@ -130,6 +148,8 @@ def running_double() -> Iterator[BotAPIDouble]:
     try:
         yield double
     finally:
+        with double.lock:
+            double.held.clear()  # a held call ends, so the server can stop
         if runner is not None:
             asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
