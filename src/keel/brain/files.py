@@ -159,7 +159,9 @@ def _kind_of(name: str) -> tuple[Kind | None, str]:
     return None, ""
 
 
-def parse_file(root: Path, path: str, location: Location, raw: bytes | None = None) -> Parsed:
+def parse_file(
+    root: Path, path: str, location: Location, raw: bytes | None = None, *, regular: bool = False
+) -> Parsed:
     """Parse one file (reading it unless its bytes are given); problems come back inside.
 
     access.yaml always yields an `Access`, even when it fails: a failed rule, or a file
@@ -167,7 +169,7 @@ def parse_file(root: Path, path: str, location: Location, raw: bytes | None = No
     """
     try:
         if raw is None:
-            raw = read_file(str(root), path)
+            raw = read_file(str(root), path, regular=regular)
         if location.kind == "access":
             access, problems = parse_access(path, _yaml_text(path, raw, _EMPTY_ACCESS))
             return Parsed(path, location, spec=access, errors=tuple(problems))

@@ -7,6 +7,7 @@ switched-off features, code beside its spec) is one cheap pass over what parsed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import defaultdict
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from keel.brain.constitution import Access, Manifest
 from keel.brain.files import Kind, Location, Parsed, location_of, parse_file
@@ -38,7 +39,17 @@ def check_root(root: Path) -> Path:
     return root.resolve()
 
 
-def scan(root: Path) -> tuple[list[str], dict[str, int]]:
+class Scanned(NamedTuple):
+    """What a scan found: the brain's files, sorted; every directory with its mtime; and
+    the files the listing itself said are regular files (read without a stat of their
+    own, `keel.brain.reading.read_file`)."""
+
+    files: list[str]
+    dirs: dict[str, int]
+    regular: frozenset[str]
+
+
+def scan(root: Path) -> Scanned:
     """Every brain file, sorted, and every directory with its mtime.
 
     Among the files are the entries that will be skipped with a reason when parsed: a
@@ -49,6 +60,7 @@ def scan(root: Path) -> tuple[list[str], dict[str, int]]:
     """
     files: list[str] = []
     dirs: dict[str, int] = {}
+    regular: set[str] = set()
     base = str(root)
     for top in TOPS:
         path = os.path.join(base, top)
@@ -57,12 +69,14 @@ def scan(root: Path) -> tuple[list[str], dict[str, int]]:
         if folder_problem(base, top, top=True) is not None:
             files.append(top)
         else:
-            _walk(root, path, files, dirs)
+            _walk(root, path, files, dirs, regular)
     files.sort()
-    return files, dirs
+    return Scanned(files, dirs, frozenset(regular))
 
 
-def _walk(root: Path, folder: str, files: list[str], dirs: dict[str, int]) -> None:
+def _walk(
+    root: Path, folder: str, files: list[str], dirs: dict[str, int], regular: set[str]
+) -> None:
     prefix = len(str(root)) + 1
     stack = [folder]
     while stack:
@@ -79,6 +93,9 @@ def _walk(root: Path, folder: str, files: list[str], dirs: dict[str, int]) -> No
                 stack.append(entry.path)
             elif kind == "file":
                 files.append(rel)
+                with contextlib.suppress(OSError):
+                    if entry.is_file(follow_symlinks=False):  # the listing's own type
+                        regular.add(rel)
 
 
 def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
@@ -101,8 +118,9 @@ def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
     return None
 
 
-def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
-    """Parse one brain-relative path (a file `scan` found), from `raw` if already read."""
+def parse_path(root: Path, path: str, raw: bytes | None = None, *, regular: bool = False) -> Parsed:
+    """Parse one brain-relative path (a file `scan` found), from `raw` if already read;
+    `regular` when the scan's listing said it is a regular file."""
     location = location_of(path)
     if isinstance(location, ContentError):
         return Parsed(path, Location("code", path), errors=(location,))
@@ -111,14 +129,15 @@ def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
         if problem is None:
             raise UsageError(f"{path}: not a brain file")
         return Parsed(path, Location("code", path), errors=(problem,))
-    return parse_file(root, path, location, raw)
+    return parse_file(root, path, location, raw, regular=regular)
 
 
 def load_brain(root: Path) -> Brain:
     """Load the brain at `root` in one go (no caching): the CLI's and tests' entry point."""
     root = check_root(root)
-    files, _ = scan(root)
-    return build_snapshot(root, [parse_path(root, p) for p in files])
+    found = scan(root)
+    regular = found.regular
+    return build_snapshot(root, [parse_path(root, p, regular=p in regular) for p in found.files])
 
 
 _ID_GROUPS: tuple[Kind, ...] = ("context", "role", "skill", *ENTITY_KINDS)
