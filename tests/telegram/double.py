@@ -5,7 +5,10 @@ offset forgets those before it, as Telegram's does), records every call with its
 fields, answers sendMessage with a new message in Telegram's shape, and fails the next
 calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400). A method
 `held` takes its calls and answers none of them while held (counted in `held_calls`,
-never sent): a client killed while it waits sent nothing.
+never sent): a client killed while it waits sent nothing. Like Telegram, it refuses a
+message over 4,096 UTF-16 units, an empty one, a parse mode it does not know, and
+entities that do not lie inside the text (offsets in UTF-16 units) or link to no web
+address — so a sender that gets these wrong fails against it too.
 aiogram is pointed at it with `TelegramAPIServer.from_base(double.url)`.
 """
 
@@ -77,6 +80,7 @@ class BotAPIDouble:
             self.calls.append((method, fields))
             failures = self.failures.get(method)
             failure = failures.pop(0) if failures else None
+            failure = failure or _refusal(method, fields)
             if failure is not None:
                 body: Json = {
                     "ok": False,
@@ -113,6 +117,31 @@ class BotAPIDouble:
             message["message_thread_id"] = int(fields["message_thread_id"])
             message["is_topic_message"] = True
         return message
+
+
+LONGEST = 4096
+PARSE_MODES = ("HTML", "Markdown", "MarkdownV2")
+
+
+def _refusal(method: str, fields: Json) -> Failure | None:
+    """Telegram's 400 for a text message it would not take, or None."""
+    if method not in ("sendMessage", "editMessageText"):
+        return None
+    units = len(str(fields.get("text", "")).encode("utf-16-le")) // 2
+    if not str(fields.get("text", "")).strip():
+        return Failure(400, "Bad Request: message text is empty")
+    if units > LONGEST:
+        return Failure(400, "Bad Request: message is too long")
+    if "parse_mode" in fields and fields["parse_mode"] not in PARSE_MODES:
+        return Failure(400, f"Bad Request: unsupported parse_mode {fields['parse_mode']}")
+    for entity in fields.get("entities", []):
+        offset, length = int(entity["offset"]), int(entity["length"])
+        if offset < 0 or length <= 0 or offset + length > units:
+            return Failure(400, "Bad Request: can't parse entities: entity is out of the text")
+        url = str(entity.get("url", "https://"))
+        if not url.startswith(("http://", "https://")):
+            return Failure(400, "Bad Request: can't parse entities: unsupported URL protocol")
+    return None
 
 
 def _decode(value: Any) -> Any:

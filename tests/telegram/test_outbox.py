@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from keel.store.delivery import Outgoing
-from keel.telegram.outbox import LIMIT, Target, split_text, target_of
+from keel.telegram.formatting import LIMIT
+from keel.telegram.outbox import Target, split_text, target_of
 
 
 def outgoing(chat: str, thread: str | None = None, **more: str | None) -> Outgoing:

@@ -2,10 +2,13 @@
 
 A message is sent with sendMessage to its chat and forum topic, as a native reply to the
 message it answers (if that one is gone, sent anyway), through its Business connection
-when it has one, and marked delivered with Telegram's message id. Text goes as plain
-text — no parse mode — so nothing a model writes (a stray `*` or `_`) can make Telegram
-refuse it; text over Telegram's 4,096 characters goes as several messages, cut at
-paragraph, then line, then word boundaries, and the first one's id is the one kept.
+when it has one, and marked delivered with Telegram's message id. A message's Markdown
+goes as plain text plus entities, never a parse mode (`keel.telegram.formatting`), so
+nothing a model writes (a stray `*` or `_`) can make Telegram refuse it; should Telegram
+still refuse the entities of a part, that part goes again as plain text at once. An
+approval card and Keel's command answers are not Markdown and go plain. Text over
+Telegram's 4,096 UTF-16 units goes as several messages, cut at paragraph, then line,
+then word boundaries, and the first one's id is the one kept.
 
 A 429 waits the `retry_after` Telegram names; a network or server error waits longer each
 time (`backoff`, doubled); each counts as an attempt, and after `MAX_ATTEMPTS` the
@@ -25,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from aiogram import Bot
 from aiogram.exceptions import (
     TelegramAPIError,
+    TelegramBadRequest,
     TelegramNetworkError,
     TelegramRetryAfter,
     TelegramServerError,
@@ -35,11 +39,11 @@ from keel.log import logger, shown
 from keel.store.delivery import Outgoing
 from keel.store.store import Store
 from keel.telegram.cards import buttons
+from keel.telegram.formatting import LIMIT, Part, formatted, plain
 from keel.telegram.updates import Incoming
 
 log = logger("telegram")
 
-LIMIT = 4096  # Telegram's longest message, in characters
 MAX_ATTEMPTS = 5
 CHAT_PREFIX = "tg:"
 _KINDS = ("tg:chat:", "tg:user:", "tg:business:")
@@ -94,17 +98,9 @@ def reply_target(incoming: Incoming) -> Target:
 
 
 def split_text(text: str, limit: int = LIMIT) -> list[str]:
-    """`text` in pieces of at most `limit` characters, cut at the last paragraph break,
+    """`text` in pieces of at most `limit` UTF-16 units, cut at the last paragraph break,
     else line break, else space, before the limit (mid-word only when there is none)."""
-    parts: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        head = rest[:limit]
-        cut = next((head.rfind(sep) for sep in ("\n\n", "\n", " ") if head.rfind(sep) > 0), limit)
-        parts.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    parts.append(rest)
-    return [part for part in parts if part]
+    return [part.text for part in plain(text, limit)]
 
 
 class Outbox:
@@ -166,10 +162,11 @@ class Outbox:
             return False
         attempts = out.attempts
         first: int | None = None
-        parts = split_text(out.text)
+        # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
+        parts = plain(out.text) if card else formatted(out.text)
         while parts:
             try:
-                sent = await self._send(target, parts[0], first=first is None, card=card)
+                sent = await self._send_part(target, parts[0], first=first is None, card=card)
             except TelegramRetryAfter as exc:
                 reason, wait, final = f"429: {exc.message}", float(exc.retry_after), False
             except (TelegramNetworkError, TelegramServerError) as exc:
@@ -198,18 +195,30 @@ class Outbox:
         """Send a message that is not recorded (a command's answer), once; Telegram's id,
         or None when it failed (logged)."""
         try:
-            return await self._send(target, text[:LIMIT], first=True, card=False)
+            return await self._send(target, plain(text)[0], first=True, card=False)
         except TelegramAPIError as exc:
             log.warning("a command's answer was not sent: %s", shown(exc.message))
             return None
 
-    async def _send(self, target: Target, text: str, *, first: bool, card: bool) -> int:
+    async def _send_part(self, target: Target, part: Part, *, first: bool, card: bool) -> int:
+        """Send `part`; should Telegram refuse its formatting, send it again as plain text
+        (the words matter more than their look)."""
+        try:
+            return await self._send(target, part, first=first, card=card)
+        except TelegramBadRequest as exc:
+            if not (part.entities and _about_entities(exc.message)):
+                raise
+            log.warning("formatting refused, sent as plain text: %s", shown(exc.message))
+        return await self._send(target, part.plain, first=first, card=card)
+
+    async def _send(self, target: Target, part: Part, *, first: bool, card: bool) -> int:
         reply = None
         if first and target.reply_to is not None:
             reply = ReplyParameters(message_id=target.reply_to, allow_sending_without_reply=True)
         sent = await self._client.send_message(
             chat_id=target.chat_id,
-            text=text,
+            text=part.text,
+            entities=list(part.entities) or None,
             message_thread_id=target.thread_id,
             business_connection_id=target.connection,
             reply_parameters=reply,
@@ -243,6 +252,11 @@ class Outbox:
                 tx.attempt_failed(out.row, reason, final=final, until=until)
 
         await asyncio.to_thread(record)
+
+
+def _about_entities(reason: str) -> bool:
+    """Whether Telegram's refusal is of a message's formatting (\"can't parse entities\")."""
+    return "entit" in reason.casefold()
 
 
 def _is_int(text: str) -> bool:
