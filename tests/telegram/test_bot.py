@@ -405,3 +405,101 @@ def test_context_and_help_are_answered_by_keel_never_by_the_model(
     double.push(message(16, "/help"))
     assert run_bot(double, scripted(here))["skipped"] == ["16: answered already"]
     assert len(double.sent()) == 3
+
+
+def test_a_markdown_answer_goes_as_entities_with_no_parse_mode(
+    here: Path, double: BotAPIDouble
+) -> None:
+    answer = "**Shipped** today — track it at [the tracker](https://example.com/t/55):\n\n- `TR-55`"
+    double.push(message(20, "@desk_bot where is my parcel?"))
+    tally = run_bot(double, scripted(here, answer))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    (sent,) = double.sent()
+    assert "parse_mode" not in sent
+    assert sent["text"] == "Shipped today — track it at the tracker:\n\n• TR-55"
+    assert sent["entities"] == [
+        {"type": "bold", "offset": 0, "length": 7},
+        {"type": "text_link", "offset": 28, "length": 11, "url": "https://example.com/t/55"},
+        {"type": "code", "offset": 44, "length": 5},
+    ]
+    (shown,) = sent_in_forum()
+    assert shown["text"] == answer  # the history keeps what the model wrote
+
+
+def test_markdown_hostile_text_is_delivered_as_written(here: Path, double: BotAPIDouble) -> None:
+    answer = (
+        "Use *args and __init__ with List<String>; <b>not html</b> ``` "
+        "[Ana](tg://user?id=5513001) [x](javascript:alert(1)) 2 * 3 _ 4 ~5"
+    )
+    double.push(message(21, "@desk_bot how?"))
+    tally = run_bot(double, scripted(here, answer))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    (sent,) = double.sent()  # the double refuses what Telegram refuses: one send took it
+    assert "List<String>" in sent["text"]
+    assert "<b>not html</b>" in sent["text"]
+    assert "parse_mode" not in sent
+    assert all(e["type"] != "text_link" for e in sent.get("entities", []))
+
+
+def test_formatting_telegram_refuses_goes_again_as_plain_text(
+    here: Path, double: BotAPIDouble
+) -> None:
+    refused = "Bad Request: can't parse entities: Can't find end of the entity starting at 0"
+    double.fail_next("sendMessage", Failure(400, refused))
+    double.push(message(22, "@desk_bot status?"))
+    tally = run_bot(double, scripted(here, "**All** good."))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    formatted, fallback = double.sent()
+    assert formatted["entities"] == [{"type": "bold", "offset": 0, "length": 3}]
+    assert fallback["text"] == "All good."
+    assert "entities" not in fallback
+    assert "parse_mode" not in fallback
+    assert fallback["reply_parameters"]["message_id"] == 62  # still the native reply
+    (shown,) = sent_in_forum()
+    assert shown["delivery"]["state"] == "delivered"
+    assert shown["surface_message_id"] == "1001"  # the refused send made no message
+
+
+def test_a_bad_request_about_anything_else_still_fails_the_message(
+    here: Path, double: BotAPIDouble
+) -> None:
+    double.fail_next("sendMessage", Failure(400, "Bad Request: chat not found"))
+    double.push(message(23, "@desk_bot status?"))
+    tally = run_bot(double, scripted(here, "**All** good."))
+    assert (tally["delivered"], tally["failed"]) == (0, 1)
+    assert len(double.sent()) == 1
+    (shown,) = sent_in_forum()
+    assert shown["delivery"]["reason"] == "Bad Request: chat not found"
+
+
+def test_a_long_formatted_answer_is_split_with_valid_entities_in_each_part(
+    here: Path, double: BotAPIDouble
+) -> None:
+    step = "**Step {n}** 📦 check the `label` and the box " + "again and " * 90
+    answer = "\n\n".join(step.format(n=n) for n in range(11))
+    assert len(answer) > 10_000
+    double.push(message(24, "my parcel is broken, help"))
+    tally = run_bot(double, scripted(here, answer))
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    parts = double.sent()
+    assert len(parts) == 3  # and the double took each: in bounds, at most 4,096 units
+    assert all(len(p["text"].encode("utf-16-le")) // 2 <= 4096 for p in parts)
+    for part in parts:
+        assert part["text"].startswith("Step ")
+        assert part["entities"][0]["type"] == "bold"
+        assert {"type": "code"}.items() <= part["entities"][1].items()
+    assert parts[0]["reply_parameters"]["message_id"] == 64
+    assert all("reply_parameters" not in p for p in parts[1:])
+
+
+@pytest.mark.usefixtures("here")
+def test_a_card_and_keels_commands_go_as_written(double: BotAPIDouble) -> None:
+    pending_card("Refund **$180** on T_481_x? `rm *`")
+    double.push(message(25, "/help"))
+    run_bot(double, "none")
+    card, helped = double.sent()
+    assert card["text"] == "Refund **$180** on T_481_x? `rm *`"
+    assert "entities" not in card
+    assert "reply_markup" in card
+    assert helped["text"].startswith("I am desk (as support)")
+    assert "entities" not in helped

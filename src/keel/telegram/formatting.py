@@ -10,7 +10,8 @@ What Markdown does not mean, the reader sees as written.
 Entities are kept only of the kinds a bot may send without more rights, and links only
 to http(s) addresses — a `tg://user?id=…` or `javascript:` link from a model keeps its
 text and loses the link. A long answer is cut into parts of at most `LIMIT` UTF-16 units
-(Telegram counts in those) at paragraph, then line, then word boundaries; an entity
+(Telegram counts in those) at paragraph, then line, then word boundaries (in the second
+half of a part when there is one); an entity
 across a cut is clipped into both parts, so each part's entities lie inside its text.
 
 Keel's own messages (`/help`, `/context`, approval cards) are not Markdown: they go as
@@ -118,7 +119,8 @@ def utf16_len(text: str) -> int:
 
 def split(part: Part, limit: int = LIMIT) -> list[Part]:
     """`part` in pieces of at most `limit` UTF-16 units, cut at the last paragraph break,
-    else line break, else space before the limit (mid-word only when there is none),
+    else line break, else space before the limit — one in the piece's second half first —
+    (mid-word only when there is none),
     each piece with the entities inside it, clipped at the cut."""
     text = part.text
     units = _units(text)
@@ -151,10 +153,13 @@ def _cut(text: str, units: list[int], start: int, limit: int) -> int:
     while units[end + 1] <= budget:
         end += 1
     head = text[start:end]
-    for separator in _SEPARATORS:
-        at = head.rfind(separator)
-        if at > 0:
-            return start + at
+    # A paragraph break near the start would leave a stub ("Here:" before a long code
+    # block): a break counts first only in the second half of the piece.
+    for least in (len(head) // 2, 1):
+        for separator in _SEPARATORS:
+            at = head.rfind(separator)
+            if at >= least:
+                return start + at
     return max(end, start + 1)  # no break at all: cut mid-word, always moving on
 
 
