@@ -397,6 +397,7 @@ def test_context_and_help_are_answered_by_keel_never_by_the_model(
     assert tally["answered"] == 0
     context, helped = double.sent()[1:]
     assert context["text"].startswith("Turn 1, as support:")
+    assert "entities" not in context  # Keel's own text: context names like a_b stay as written
     assert "Window: " in context["text"]
     assert (context["message_thread_id"], context["reply_parameters"]["message_id"]) == ("12", 55)
     assert helped["text"].startswith("I am desk (as support)")
