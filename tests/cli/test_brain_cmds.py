@@ -109,6 +109,18 @@ def test_init_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
     assert (tmp_path / "full" / "x").read_text() == "keep me"
 
 
+def test_init_refuses_a_file_or_a_place_it_cannot_write_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "morning.json").write_text("{}")
+    for target, said in (
+        ("morning.json", "is a file"),
+        ("morning.json/sub", "cannot create the brain there"),
+    ):
+        result = runner.invoke(app, ["init", str(tmp_path / target)])
+        assert result.exit_code == 2, result.output
+        assert said in " ".join(result.output.split())
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 @pytest.mark.parametrize("command", ["doctor", "turn", "runs"])
 def test_a_folder_that_is_not_a_brain_is_a_usage_error(tmp_path: Path, command: str) -> None:
     (tmp_path / "notes.txt").write_text("not a brain", encoding="utf-8")

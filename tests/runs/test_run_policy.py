@@ -107,7 +107,7 @@ def test_a_call_the_origin_rules_refuse_is_refused_without_a_card(runs: Runs) ->
     assert (record["status"], record["cards"], record["messages"]) == ("done", [], [])
     # Nobody was asked and nothing ran: the model got the refusal as the call's result.
     assert [s["name"] for s in record["steps"]] == [
-        "start", "prepare", "request", "request", "finish",
+        "start", "prepare", "request", "check", "request", "finish",
     ]  # fmt: skip
 
 

@@ -4,12 +4,13 @@ worker and answers on its port.
 The command is registered by importing `keel.cli.serve_cmd`; the process is started with
 the same interpreter, polled on `/healthz` until it answers (or fails after a deadline),
 and stopped with SIGINT as Ctrl-C would. Which runs backend the command builds is checked
-with uvicorn replaced, so no server starts.
+with the server's run replaced, so no server starts.
 """
 
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from typer.testing import CliRunner
 
 import keel.cli.serve_cmd  # noqa: F401  (registers the command)
 from keel.cli import app
+from keel.cli.serve_start import AnnouncingServer
 from keel.web.limits import MAX_BODY_BYTES
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import script, write_files
@@ -33,6 +35,16 @@ from tests.runtime.driver import copy_reference
 from tests.web.browsing import free_port
 
 LAUNCH = "import keel.cli.serve_cmd; from keel.cli import main; main()"
+
+
+def _serves_nothing(served: list[Any]) -> Any:
+    """`AnnouncingServer.run` that keeps the application it was given and starts nothing."""
+
+    def run(server: AnnouncingServer, _sockets: Any = None) -> None:
+        served.append(server.config.app)
+        server.started = True
+
+    return run
 
 
 def test_a_model_that_cannot_be_built_exits_2(tmp_path: Path) -> None:
@@ -193,12 +205,10 @@ def test_serve_ends_while_a_run_waits_and_the_next_server_finishes_it(tmp_path: 
 def test_serve_hosts_the_runs_worker_unless_told_not_to(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], said: str | None
 ) -> None:
-    import uvicorn
-
     from keel.web.dbos_runs import DurableRuns
 
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda application, **_: served.append(application))
+    monkeypatch.setattr(AnnouncingServer, "run", _serves_nothing(served))
     brain = copy_reference(tmp_path / "brain")
     result = CliRunner().invoke(app, ["serve", str(brain), "--no-seed", *flags])
     assert result.exit_code == 0, result.output
@@ -220,10 +230,8 @@ def test_serve_hosts_the_runs_worker_unless_told_not_to(
 def test_serve_bounds_a_body_as_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], bound: int
 ) -> None:
-    import uvicorn
-
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda application, **_: served.append(application))
+    monkeypatch.setattr(AnnouncingServer, "run", _serves_nothing(served))
     brain = copy_reference(tmp_path / "brain")
     result = CliRunner().invoke(app, ["serve", str(brain), "--no-seed", "--no-worker", *flags])
     assert result.exit_code == 0, result.output
@@ -235,3 +243,23 @@ def test_a_body_bound_out_of_range_exits_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["serve", str(brain), "--max-body", "10"])
     assert result.exit_code == 2
     assert "1024" in result.output
+
+
+def test_a_port_already_taken_says_to_pick_another(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        command = [sys.executable, "-c", LAUNCH, "serve", str(brain), "--port", port]
+        done = subprocess.run(
+            [*command, "--no-seed", "--no-worker"],
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stderr
+    said = " ".join(done.stderr.split())
+    assert f"the server did not start on 127.0.0.1:{port}" in said
+    assert "pick another with --port" in said

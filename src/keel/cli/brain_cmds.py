@@ -111,15 +111,23 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Where to create the brain.")],
 ) -> None:
     """Create a minimal working brain: one feature, one role, one context."""
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+    if directory.exists() and not directory.is_dir():
+        fail(f"{directory}: is a file — name a new directory for the brain")
+    if directory.exists() and any(directory.iterdir()):
         fail(f"{directory}: already exists and is not empty — choose a new directory")
     from keel.brain.scaffold import scaffold_files
 
     name = directory.resolve().name
-    for rel, text in scaffold_files(name).items():
-        target = directory / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    try:
+        for rel, text in scaffold_files(name).items():
+            target = directory / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(
+            f"{directory}: cannot create the brain there ({exc.strerror or exc}) — name a "
+            "directory you can write in"
+        )
     out = console()
     out.print(f"[green]Created a brain in {directory}[/]")
     out.print(f"Next: [bold]keel doctor {directory}[/]")

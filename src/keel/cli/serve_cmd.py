@@ -23,12 +23,11 @@ import typer
 
 from keel.cli.options import BrainArg, DbOpt
 from keel.cli.root import app, fail
+from keel.cli.status import EXIT_FAILED
 from keel.errors import KeelError
 from keel.web.limits import BODY_BYTES, MAX_BODY_BYTES
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
-# What uvicorn exits with when its server did not start.
-STARTUP_FAILURE = 3
 
 
 @app.command()
@@ -149,7 +148,14 @@ def serve(
         server.run()
     except KeyboardInterrupt:  # Ctrl-C, raised again once the server shut down cleanly
         pass
+    except SystemExit:  # uvicorn's own exit when it cannot bind: said below, in our words
+        if server.started:
+            raise
     finally:
         svc.engine.close()
-    if not server.started:  # the port taken, or start-up failed: uvicorn said why
-        raise typer.Exit(STARTUP_FAILURE)
+    if not server.started:  # the port taken, or start-up failed: uvicorn said why above
+        fail(
+            f"the server did not start on {host}:{port} (see the error above) — if the port "
+            "is taken, pick another with --port",
+            code=EXIT_FAILED,
+        )

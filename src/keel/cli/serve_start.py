@@ -41,8 +41,17 @@ def seed_progress(log: logging.Logger) -> Iterator[SeedProgress]:
         transient=True,
     )
     task = bar.add_task("seed", total=None)
-    with bar, _above(bar):
-        yield lambda played, of: bar.update(task, completed=played, total=of)
+
+    def told(played: int, of: int) -> None:
+        if not bar.live.is_started:  # shown from the first step: a refusal before, none
+            bar.start()
+        bar.update(task, completed=played, total=of)
+
+    try:
+        with _above(bar):
+            yield told
+    finally:
+        bar.stop()
 
 
 @contextmanager

@@ -218,9 +218,16 @@ class Engine:
         """One incoming message, answered: `run` with the request built from what a chat
         bot knows (`keel.runtime.answer`). `model` comes from `keel.models`."""
         if not hasattr(model, "complete"):
+            if hasattr(model, "acomplete"):
+                raise UsageError(
+                    f"{type(model).__name__} is an async model client — await "
+                    "engine.aturn(...) with it, or give turn() a sync client (openai.OpenAI, "
+                    "anthropic.Anthropic)"
+                )
             raise UsageError(
-                f"{type(model).__name__} is an async model client — await engine.aturn(...) "
-                "with it, or give turn() a sync client (openai.OpenAI, anthropic.Anthropic)"
+                f"model is a {type(model).__name__}, not a model client — build one with "
+                "keel.models: keel.models.openai(openai.OpenAI(), 'gpt-5'), "
+                "keel.models.anthropic(...) or keel.models.scripted([...])"
             )
         request = turn_request(
             bot=bot,
