@@ -271,7 +271,9 @@ def test_a_hand_written_file_in_the_way_is_refused_and_the_rest_imported(
     assert [str(n) for n in report.refused] == [
         "features/shop/cursor-api.context.md: not written by keel import, and the context for "
         ".cursor/rules/api.mdc needs its name — left alone, so that rule is not imported; move "
-        "the file away (or, if it is an imported file you edited, put back its marker line: "
+        "the file away, re-run with --exclude /.cursor/rules/api.mdc to keep it as it is, or "
+        "with --force to overwrite it (or, if it is an imported file you edited, put back its "
+        "marker line: "
         '\'# imported from ".cursor/rules/api.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits'), then re-run"
     ]

@@ -4,9 +4,10 @@ Every path and message is printed through `shown`: a file name is data, and a ne
 control character in one is printed escaped, so no name can forge a line of the report.
 
 Exit status: 0 done (skipped source files are listed, not fatal), 2 a usage error (a path
-that is not a directory, a bad feature or role name), 3 a refusal (a hand-written file
-stood where an imported one would go, or the role could not be edited; everything else
-was still imported).
+that is not a directory, a bad feature or role name, an `--exclude` pattern that cannot
+match), 3 a refusal (a hand-written file stood where an imported one would go and
+`--force` was not given, or the role could not be edited; everything else was still
+imported).
 """
 
 from __future__ import annotations
@@ -48,6 +49,24 @@ RoleOpt = Annotated[
         show_default=False,
     ),
 ]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Leave out the source files this .gitignore-like glob matches (repeatable), "
+        "e.g. --exclude '.cursor/rules/legacy/'.",
+        metavar="GLOB",
+        show_default=False,
+    ),
+]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Overwrite files in the feature's folder that keel import did not write (imported "
+        "files you edited) instead of refusing their rules.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 _TRIGGERS = {
@@ -64,12 +83,16 @@ def import_(
     brain: BrainArg,
     feature: FeatureOpt = None,
     role: RoleOpt = None,
+    exclude: ExcludeOpt = None,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import Cursor, Claude Code, Copilot and Windsurf rules as contexts of one feature."""
 
     def run() -> None:
-        report = import_rules(source, brain, feature=feature, role=role)
+        report = import_rules(
+            source, brain, feature=feature, role=role, excludes=exclude or (), force=force
+        )
         if as_json:
             emit_json(report.to_json())
         else:

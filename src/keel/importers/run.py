@@ -19,7 +19,8 @@ write stays inside the brain (`keel.importers.writing`).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from keel.importers.claude import map_claude_rule, map_memory, map_skill
 from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
 from keel.importers.discovery import Found, discover
+from keel.importers.excluding import Excluded, compile_excludes, exclude
 from keel.importers.generated import (
     brain_refusal,
     code_text,
@@ -41,6 +43,7 @@ from keel.importers.generated import (
     instructions,
     marker,
 )
+from keel.importers.globs import escape
 from keel.importers.ids import assign, is_id, slug
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
@@ -51,9 +54,21 @@ from keel.importers.writing import Writes, feature_problem
 
 
 def import_rules(
-    source: Path, brain: Path, *, feature: str | None = None, role: str | None = None
+    source: Path,
+    brain: Path,
+    *,
+    feature: str | None = None,
+    role: str | None = None,
+    excludes: Sequence[str] = (),
+    force: bool = False,
 ) -> ImportReport:
-    """Import the rule files under `source` into `brain` as `features/<feature>/`."""
+    """Import the rule files under `source` into `brain` as `features/<feature>/`.
+
+    `excludes`: `.gitignore`-like patterns of source files to leave out (see
+    `keel.importers.excluding`). `force`: overwrite a file of the feature's folder that
+    `keel import` did not write (an imported file whose marker line was deleted) where a
+    rule's file goes, instead of refusing that rule; each one is named in the warnings.
+    """
     source_dir = _directory(source, "give the repository whose rules to import")
     brain_dir = _brain(brain)
     name = feature if feature is not None else slug(source_dir.name)
@@ -67,13 +82,16 @@ def import_rules(
             f"--role {role!r}: not a usable role id — use letters, digits, '_' and '-', "
             f"e.g. --role {slug(role)}"
         )
+    patterns = compile_excludes(excludes)
     problem = feature_problem(brain_dir, name)
     if problem is not None:  # before anything is read
         raise UsageError(problem)
-    found = discover(source_dir, skip=brain_dir)
-    mapped = _map(source_dir, found)
+    left = exclude(discover(source_dir, skip=brain_dir), patterns)
+    mapped = _map(source_dir, left.found)
     files = scan_brain(brain_dir, name)
-    return _Import(brain_dir, source_dir, name, role, files, mapped, found, given=source).run()
+    return _Import(
+        brain_dir, source_dir, name, role, files, mapped, left, given=source, force=force
+    ).run()
 
 
 def _directory(path: Path, fix: str) -> Path:
@@ -134,18 +152,21 @@ class _Import:
         role: str | None,
         files: BrainFiles,
         mapped: list[Mapped],
-        found: Found,
+        left: Excluded,
         *,
         given: Path,
+        force: bool,
     ) -> None:
         self.brain, self.source, self.feature, self.role = brain, source, feature, role
         self.given = given  # the source as the caller wrote it, for messages
         self.folder = f"features/{feature}"
         self.files = files
-        self.found = found
+        self.found = left.found
+        self.excluded = left.sources
+        self.force = force
         self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
-        self.warnings: list[Notice] = [w for m in mapped for w in m.warnings]
-        self.skipped: list[Notice] = [s for m in mapped for s in m.skipped]
+        self.warnings: list[Notice] = [*left.warnings, *(w for m in mapped for w in m.warnings)]
+        self.skipped: list[Notice] = [*left.skipped, *(s for m in mapped for s in m.skipped)]
         self.out = Writes(brain)
         self.refused = self.out.refused  # one list: the files in the way, the writes refused
 
@@ -153,10 +174,12 @@ class _Import:
         turn_chars, max_active = self._knobs()
         ids = assign(
             [(r.source, r.name) for r in self.rules],
-            taken=self._taken(),
+            taken=self._taken() | self._excluded_ids(),
             previous=self.files.previous_ids(),
         )
-        keep: set[str] = set()
+        # An excluded source's files from an earlier run stay as they are: excluding is how
+        # a user keeps the import away from them, not a way to delete them.
+        keep = {p for p, s in self.files.owned.items() if s in self.excluded}
         placed = {r.source: ids[r.source] for r in self.rules if self._free(r, ids[r.source])}
         for rule in self.rules:
             if rule.source not in placed:
@@ -205,32 +228,35 @@ class _Import:
                 taken.add(ident)
         return taken
 
+    def _excluded_ids(self) -> set[str]:
+        """The ids an earlier run gave the sources now excluded, whose files stay."""
+        return {i for s, i in self.files.previous_ids().items() if s in self.excluded}
+
     def _free(self, rule: Rule, ident: str) -> bool:
         """Whether the rule's files may be written; refuse it when an author's file, a link
-        or anything but a plain file is there."""
+        or anything but a plain file is there (an author's file only without --force)."""
+        forced: list[Notice] = []
         for suffix in (CONTEXT, CODE):
             path = f"{self.folder}/{ident}{suffix}"
-            problem = self.out.problem(path) if suffix == CONTEXT or _coded(rule) else None
+            ours = suffix == CONTEXT or _coded(rule)  # whether the rule writes this path
+            problem = self.out.problem(path) if ours else None
             if problem is not None:
                 self.refused.append(Notice(path=path, message=problem))
                 return False
-            if path in self.files.present and path not in self.files.owned:
-                if suffix == CODE and rule.trigger != "glob":
-                    why = (
-                        f"beside the context for {rule.source} it would become that context's code"
-                    )
-                else:
-                    why = f"the context for {rule.source} needs its name"
-                self.refused.append(
+            if path not in self.files.present or path in self.files.owned:
+                continue
+            if self.force and ours:
+                forced.append(
                     Notice(
                         path=path,
-                        message=f"not written by keel import, and {why} — left alone, so that "
-                        "rule is not imported; move the file away (or, if it is an imported "
-                        f"file you edited, put back its marker line: {marker(rule.source)!r}), "
-                        "then re-run",
+                        message="not written by keel import; overwritten (--force) by the "
+                        f"import of {rule.source}",
                     )
                 )
-                return False
+                continue
+            self.refused.append(Notice(path=path, message=_in_the_way(rule, suffix, ours)))
+            return False
+        self.warnings.extend(forced)  # said only once the rule is sure to be written
         return True
 
     def _plans(self, placed: dict[str, str], turn_chars: int) -> list[_Planned]:
@@ -382,6 +408,8 @@ class _Import:
 
     def _hint(self, imported: list[ImportedRule]) -> str | None:
         if not imported and not self.found.count:
+            if self.excluded:
+                return f"every rule file found in {self.given} was excluded — nothing to import"
             return f"no rule files found in {self.given} — nothing to import"
         if self.role is not None or not imported:
             return None
@@ -390,6 +418,26 @@ class _Import:
             "--role ROLE (an existing role gets them in contexts:, a new one is created), "
             "or list their ids in a role's contexts:"
         )
+
+
+def _in_the_way(rule: Rule, suffix: str, ours: bool) -> str:
+    """Why an author's file at one of the rule's paths keeps the rule out, and the ways on."""
+    if suffix == CODE and not ours:
+        why = f"beside the context for {rule.source} it would become that context's code"
+        ways = "move the file away"  # --force writes only the rule's own files
+    else:
+        why = f"the context for {rule.source} needs its name"
+        ways = (
+            # The source as an exact pattern: anchored, its glob characters escaped.
+            f"move the file away, re-run with --exclude {shlex.quote('/' + escape(rule.source))} "
+            "to keep it as "
+            "it is, or with --force to overwrite it"
+        )
+    return (
+        f"not written by keel import, and {why} — left alone, so that rule is not imported; "
+        f"{ways} (or, if it is an imported file you edited, put back its marker line: "
+        f"{marker(rule.source)!r}), then re-run"
+    )
 
 
 def _coded(rule: Rule) -> bool:
