@@ -117,7 +117,9 @@ def test_an_edited_import_refuses_then_exclude_keeps_it_and_exits_0(
     assert path.read_text(encoding="utf-8") == mine
     loaded = load_brain(brain)
     assert loaded.contexts["agents-md"].instructions == "My own agents rules."
-    assert "agents-md" in loaded.roles["coder"].contexts, "the role keeps the user's context"
+    kept = loaded.roles["coder"].contexts
+    assert kept is not None
+    assert "agents-md" in kept, "the role keeps the user's context"
 
 
 def test_exclude_leaves_an_earlier_import_s_files_as_they_are(shop: Path, brain: Path) -> None:
