@@ -27,7 +27,7 @@ def test_the_summary_lists_each_rule_the_files_and_what_to_look_at(shop: Path, b
     assert "cursor-testing" in out
     assert "**/*.test.ts, tests/**" in out
     assert "files: 45 written, 0 updated, 0 removed, 0 unchanged" in out
-    assert "warnings (14)" in out
+    assert "warnings (22)" in out
     assert "skipped (7)" in out
     assert ".windsurf/rules/typo.md:2: unknown trigger 'always' — did you mean 'always_on'?" in out
     assert "no role admits these contexts yet" in out

@@ -76,6 +76,8 @@ class Found:
     windsurf: tuple[str, ...] = ()
     windsurfrules: tuple[str, ...] = ()
     stray: tuple[Notice, ...] = ()
+    # Every file the walk saw (UTF-8 names), rule files or not: what globs can be tried on.
+    files: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -149,6 +151,7 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
         windsurf=tuple(sorted(sorted_files["windsurf"])),
         windsurfrules=tuple(sorted_files["wsr"]),
         stray=tuple(sorted(stray, key=lambda n: n.path)),
+        files=tuple(p for p in paths if is_utf8(p)),
     )
 
 

@@ -46,6 +46,7 @@ from keel.importers.generated import (
 from keel.importers.globs import escape
 from keel.importers.ids import assign, is_id, slug
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
+from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
 from keel.importers.roles import Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
@@ -167,6 +168,7 @@ class _Import:
         self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
         self.warnings: list[Notice] = [*left.warnings, *(w for m in mapped for w in m.warnings)]
         self.skipped: list[Notice] = [*left.skipped, *(s for m in mapped for s in m.skipped)]
+        self.warnings.extend(unmatched(self.rules, left.found.files))
         self.out = Writes(brain)
         self.refused = self.out.refused  # one list: the files in the way, the writes refused
 

@@ -117,7 +117,8 @@ def _trigger(notes: Notes, written: object) -> tuple[Trigger, tuple[str, ...]]:
     trigger = TRIGGERS[written] if isinstance(written, str) else "manual"
     globs = notes.globs("globs", "windsurf")
     if trigger != "glob":
-        if "globs" in notes.doc.front:
+        # Windsurf writes an empty `globs:` into every rule it creates: no glob, no word.
+        if globs:
             notes.warn(
                 f"globs is set but trigger is {written} — ignored, as Windsurf ignores it",
                 key="globs",
