@@ -88,7 +88,7 @@ def test_a_glob_rule_whose_patterns_match_no_file_is_imported_and_said(
         "hidden folders not counted) — imported all the same"
     )
     assert idle[".cursor/rules/web.mdc"].startswith(
-        "of its globs, no file in the repository: 'wbe/**/*.tsx'"
+        "some of its globs match no file in the repository: 'wbe/**/*.tsx'"
     )
 
 

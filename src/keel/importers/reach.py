@@ -24,7 +24,7 @@ def unmatched(rules: Iterable[Rule], paths: Sequence[str]) -> list[Notice]:
         idle = [p for p in rule.globs if _idle(p, rule.dialect, paths)]
         if not idle:
             continue
-        which = "its globs match" if len(idle) == len(rule.globs) else "of its globs,"
+        which = "its globs match" if len(idle) == len(rule.globs) else "some of its globs match"
         found.append(
             Notice(
                 path=rule.source,
