@@ -12,6 +12,7 @@ imported).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -24,6 +25,7 @@ from keel.cli.root import app, console, emit_json, guard
 from keel.cli.status import EXIT_REFUSED
 from keel.importers import ImportedRule, ImportReport, RoleChange, import_rules
 from keel.importers.quoting import shown
+from keel.importers.report import FATES
 
 SourceArg = Annotated[
     Path,
@@ -69,6 +71,13 @@ ForceOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
+_FATES = {
+    "imported": "imported",
+    "named": "named in a skill's context",
+    "excluded": "excluded",
+    "skipped": "skipped",
+    "refused": "refused",
+}
 _TRIGGERS = {
     "always": "every turn",
     "description": "opened by its description",
@@ -117,6 +126,7 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
                 markup=True,
                 highlight=False,
             )
+    _seen(report, out)
     counts = [
         f"{len(report.written)} written",
         f"{len(report.updated)} updated",
@@ -124,7 +134,8 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
         f"{len(report.unchanged)} unchanged",
     ]
     # A blank line after the rules; none above the first line of the report.
-    out.print(f"{chr(10) if report.rules else ''}files: {', '.join(counts)}")
+    lead = chr(10) if report.rules and not report.seen else ""
+    out.print(f"{lead}files: {', '.join(counts)}")
     for path in report.removed:
         out.print(f"  removed {shown(path)}", markup=False)
     if report.role is not None:
@@ -143,6 +154,23 @@ def show(report: ImportReport, out: Console, *, brain_arg: str | None = None) ->
     if report.rules:
         # The brain as the user typed it, as `keel init` says it.
         out.print(f"\nNext: [bold]keel doctor {escape(shown(brain_arg or report.brain))}[/]")
+
+
+def _seen(report: ImportReport, out: Console) -> None:
+    """How many source files were looked at and what became of them; the files beside a
+    skill by name, since no other part of the report lists them."""
+    if not report.seen:
+        return
+    tally = Counter(s.fate for s in report.seen)
+    parts = [f"{tally[fate]} {_FATES[fate]}" for fate in FATES if tally[fate]]
+    total = len(report.seen)
+    lead = "\n" if report.rules else ""
+    out.print(f"{lead}source files: {total} — {', '.join(parts)}", markup=False, highlight=False)
+    for seen in report.seen:
+        if seen.fate == "named":
+            out.print(
+                f"  {shown(seen.path)} → named in {seen.context}", markup=False, highlight=False
+            )
 
 
 def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None:

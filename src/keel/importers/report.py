@@ -7,7 +7,7 @@ relative to the brain. `to_json()` is what `keel import --json` prints.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from keel.brain.specs import WhenWord
 from keel.importers.rules import Notice, Tool, Trigger
@@ -38,6 +38,31 @@ class ImportedRule:
             "description": self.description,
             "globs": list(self.globs),
             "code": self.code,
+        }
+
+
+# imported: it became a context; named: a file beside a skill, which the skill's context
+# names by path; excluded: by --exclude; skipped: it could not be imported (the reason);
+# refused: its context's file could not be written (see `refused`).
+Fate = Literal["imported", "named", "excluded", "skipped", "refused"]
+FATES: tuple[Fate, ...] = ("imported", "named", "excluded", "skipped", "refused")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seen:
+    """One source file the import looked at, and what became of it."""
+
+    path: str
+    fate: Fate
+    context: str | None = None  # the context it became, or the one that names it
+    reason: str | None = None  # why it was not imported
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "fate": self.fate,
+            "context": self.context,
+            "reason": self.reason,
         }
 
 
@@ -82,6 +107,8 @@ class ImportReport:
     skipped: tuple[Notice, ...] = ()
     refused: tuple[Notice, ...] = ()
     hint: str | None = None
+    # Every file found in a place a tool reads rules from, each with its fate, by path.
+    seen: tuple[Seen, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -105,4 +132,5 @@ class ImportReport:
             "skipped": [n.to_json() for n in self.skipped],
             "refused": [n.to_json() for n in self.refused],
             "hint": self.hint,
+            "seen": [f.to_json() for f in self.seen],
         }

@@ -29,6 +29,7 @@ from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import WhenWord
 from keel.errors import UsageError
+from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
 from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
@@ -169,6 +170,7 @@ class _Import:
         self.warnings: list[Notice] = [*left.warnings, *(w for m in mapped for w in m.warnings)]
         self.skipped: list[Notice] = [*left.skipped, *(s for m in mapped for s in m.skipped)]
         self.warnings.extend(unmatched(self.rules, left.found.files))
+        self.refused_rules: dict[str, str] = {}  # rule source -> the brain file refused
         self.out = Writes(brain)
         self.refused = self.out.refused  # one list: the files in the way, the writes refused
 
@@ -210,6 +212,16 @@ class _Import:
             skipped=tuple(sorted(self.skipped, key=lambda n: n.path)),
             refused=tuple(self.refused),
             hint=self._hint(imported),
+            seen=account(
+                self.found,
+                Outcomes(
+                    rules=self.rules,
+                    imported=imported,
+                    refused=self.refused_rules,
+                    skipped=self.skipped,
+                    excluded=self.excluded,
+                ),
+            ),
         )
 
     def _knobs(self) -> tuple[int, int]:
@@ -244,6 +256,7 @@ class _Import:
             problem = self.out.problem(path) if ours else None
             if problem is not None:
                 self.refused.append(Notice(path=path, message=problem))
+                self.refused_rules[rule.source] = path
                 return False
             if path not in self.files.present or path in self.files.owned:
                 continue
@@ -257,6 +270,7 @@ class _Import:
                 )
                 continue
             self.refused.append(Notice(path=path, message=_in_the_way(rule, suffix, ours)))
+            self.refused_rules[rule.source] = path
             return False
         self.warnings.extend(forced)  # said only once the rule is sure to be written
         return True
@@ -328,6 +342,7 @@ class _Import:
         """Write the rule's files; when one is refused, keep what an earlier run wrote."""
         for path, text in plan.files:
             if not self.out.put(path, text):
+                self.refused_rules[plan.rule.source] = path
                 keep.update(p for p, s in self.files.owned.items() if s == plan.rule.source)
                 return False
             keep.add(path)
