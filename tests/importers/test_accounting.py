@@ -90,3 +90,18 @@ def test_the_terminal_and_json_carry_the_accounting(shop: Path, brain: Path) -> 
         "context": None,
         "reason": "Cursor reads only .mdc and .md files in .cursor/rules/ — not imported",
     } in data["seen"]
+
+
+def test_an_unreadable_text_file_beside_a_skill_is_skipped_with_its_reason(
+    tmp_path: Path, brain: Path
+) -> None:
+    source = write_files(
+        tmp_path / "repo",
+        {
+            ".claude/skills/x/SKILL.md": "---\ndescription: D.\n---\nFixture.\n",
+            ".claude/skills/x/empty.md": "",
+        },
+    )
+    report = import_rules(source, brain)
+    (empty,) = [s for s in report.seen if s.path == ".claude/skills/x/empty.md"]
+    assert (empty.fate, empty.reason) == ("skipped", "the file is empty — nothing to import")

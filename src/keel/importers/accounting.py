@@ -3,8 +3,9 @@
 The files are the ones found where a tool reads rules (`keel.importers.discovery`): rule
 files, the files beside a skill's SKILL.md, and the strays of rule folders. Each gets one
 fate (`keel.importers.report.Fate`), decided in this order: imported (to its context),
-named (a file beside a skill, named by path in the skill's context), refused (a file of its
-context could not be written), excluded or skipped (with the reason given for it).
+refused (a file of its context could not be written), excluded or skipped (with the reason
+given for it), named (a file beside a skill, named by path in the skill's context — a text
+file that could not be read is named too, but its skip says more).
 """
 
 from __future__ import annotations
@@ -38,12 +39,6 @@ def account(found: Found, done: Outcomes) -> tuple[Seen, ...]:
     contexts = {r.source: r.context for r in done.imported}
     for source, context in contexts.items():
         fates[source] = Seen(path=source, fate="imported", context=context)
-    for rule in done.rules:
-        owner = contexts.get(rule.source)
-        for attached in rule.attachments:
-            if owner is not None and attached.source is None:
-                named = Seen(path=attached.path, fate="named", context=owner)
-                fates.setdefault(attached.path, named)
     for source, brain_path in done.refused.items():
         fates.setdefault(
             source,
@@ -52,6 +47,12 @@ def account(found: Found, done: Outcomes) -> tuple[Seen, ...]:
     for notice in done.skipped:
         fate: Fate = "excluded" if notice.path in done.excluded else "skipped"
         fates.setdefault(notice.path, Seen(path=notice.path, fate=fate, reason=notice.message))
+    for rule in done.rules:
+        owner = contexts.get(rule.source)
+        for attached in rule.attachments:
+            if owner is not None and attached.source is None:
+                named = Seen(path=attached.path, fate="named", context=owner)
+                fates.setdefault(attached.path, named)
     for path in _found(found):
         fates.setdefault(path, Seen(path=path, fate="skipped", reason=UNSAID))
     return tuple(sorted(fates.values(), key=lambda s: s.path))
