@@ -534,3 +534,22 @@ def test_a_rule_the_brain_would_refuse_is_skipped_and_its_old_context_removed(
     assert report.role is not None
     assert report.role.dropped == ("claude-md",)
     assert load_brain(brain).skips == ()
+
+
+def test_a_windsurf_subfolder_s_always_on_rule_links_for_its_folder_only(
+    repo: WriteTree, brain: Path
+) -> None:
+    source = repo(
+        {
+            "api/.windsurf/rules/style.md": "---\ntrigger: always_on\n---\nAPI style.\n",
+            "api/app.py": "",
+        }
+    )
+    report = run(source, brain)
+    (rule,) = report.rules
+    assert (rule.context, rule.when, rule.globs) == ("windsurf-api-style", ("ask",), ("/api/**",))
+    code = load_context_code(brain.resolve(), "features/repo/windsurf-api-style.context.py")
+    assert code.match is not None
+    assert code.match(SimpleNamespace(input="fix api/app.py")) == {}
+    assert code.match(SimpleNamespace(input="fix web/app.py")) is None
+    assert fails(brain) == []

@@ -162,6 +162,21 @@ def escape(text: str) -> str:
     return "".join("\\" + c if c in "\\*?[]{}!" else c for c in text)
 
 
+def within(folder: str, pattern: str) -> str:
+    """A glob of a rules folder below the root (`backend/.cursor/rules/`), anchored at the
+    repository root: a pattern with a `/` from `folder`, one without at any depth under it."""
+    if not folder:
+        return pattern
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    while body.startswith("./"):
+        body = body[2:]
+    inner = body.lstrip("/").rstrip("/")
+    anchored = body.startswith("/") or "/" in inner
+    prefix = f"/{escape(folder)}/" if anchored else f"/{escape(folder)}/**/"
+    return ("!" if negated else "") + prefix + body.lstrip("/")
+
+
 def expand_braces(pattern: str) -> list[str]:
     """`a{b,c}d` as `abd`, `acd` (nested too); a `{}` without a top-level comma stays."""
     found = _expand(pattern)
