@@ -124,7 +124,8 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
             stray.append(Notice(path=path, message=kind.removeprefix("stray:")))
         elif kind == "skill":
             parts = path.split("/")
-            skills.setdefault("/".join(parts[:3]), []).append(path)
+            at = _skills_at(parts) or 0
+            skills.setdefault("/".join(parts[: at + 3]), []).append(path)
         else:
             sorted_files[kind].append(path)
     found_skills: list[Skill] = []
@@ -216,14 +217,14 @@ _FOLDERS = (
     ),
     _Folder(
         (".claude", "rules"),
-        False,
+        True,
         (".md",),
         "rules",
         "Claude Code reads only .md files in .claude/rules/ — not imported",
     ),
     _Folder(
         (".github", "instructions"),
-        False,
+        True,
         (".instructions.md",),
         "copilot",
         "Copilot reads only *.instructions.md files in .github/instructions/ — not imported "
@@ -243,15 +244,25 @@ _LOOSE_SKILL = (
 
 def _kind(path: str) -> str | None:
     """What a path is: a kind of rule file, `stray:<why not>`, or None (not a rule place)."""
-    if path in _FILES:
-        return _FILES[path]
     parts = path.split("/")
-    if parts[:2] == [".claude", "skills"] and len(parts) > 2:
-        return "skill" if len(parts) > 3 else f"stray:{_LOOSE_SKILL}"
+    for name, kind in _FILES.items():  # at the root, or a sub-project's (`api/.cursorrules`)
+        if parts[-name.count("/") - 1 :] == name.split("/"):
+            return kind
+    skills = _skills_at(parts)
+    if skills is not None:
+        return "skill" if len(parts) > skills + 3 else f"stray:{_LOOSE_SKILL}"
     for folder in _FOLDERS:
         if _inside(parts, folder):
             return folder.kind if parts[-1].endswith(folder.suffixes) else f"stray:{folder.stray}"
     return "memory" if parts[-1] in MEMORY_NAMES else None
+
+
+def _skills_at(parts: list[str]) -> int | None:
+    """Where a `.claude/skills/` folder starts in a path below it, if it is below one."""
+    for at in range(len(parts) - 2):
+        if parts[at : at + 2] == [".claude", "skills"]:
+            return at
+    return None
 
 
 def _inside(parts: list[str], folder: _Folder) -> bool:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from keel.brain import load_brain
@@ -33,7 +34,7 @@ from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
 from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
-from keel.importers.discovery import Found, discover
+from keel.importers.discovery import Found, Skill, discover
 from keel.importers.excluding import Excluded, compile_excludes, exclude
 from keel.importers.generated import (
     brain_refusal,
@@ -46,6 +47,7 @@ from keel.importers.generated import (
 )
 from keel.importers.globs import escape
 from keel.importers.ids import assign, is_id, slug
+from keel.importers.nested import rescope, split
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
@@ -122,16 +124,35 @@ def _brain(path: Path) -> Path:
 def _map(root: Path, found: Found) -> list[Mapped]:
     mapped = [Mapped(skipped=found.stray)]
     mapped.extend(map_cursor(root, p) for p in found.cursor)
-    mapped.extend(
-        map_cursorrules(root, p, beside_rules=bool(found.cursor)) for p in found.cursorrules
-    )
+    for path in found.cursorrules:
+        folder, _ = split(path)
+        rules_folder = f"{folder}/.cursor/rules/" if folder else ".cursor/rules/"
+        beside = any(p.startswith(rules_folder) for p in found.cursor)
+        mapped.append(_nested(root, path, partial(_cursorrules, beside=beside)))
     mapped.extend(map_memory(root, p) for p in found.memory)
-    mapped.extend(map_skill(root, s) for s in found.skills)
-    mapped.extend(map_claude_rule(root, p) for p in found.claude_rules)
-    mapped.extend(map_copilot(root, p) for p in found.copilot)
+    for skill in found.skills:
+        folder, inner = split(skill.folder)
+        files = tuple(f.removeprefix(f"{folder}/") if folder else f for f in skill.files)
+        sub = root / folder if folder else root
+        mapped.append(rescope(map_skill(sub, Skill(folder=inner, files=files)), folder))
+    mapped.extend(_nested(root, p, map_claude_rule) for p in found.claude_rules)
+    mapped.extend(_nested(root, p, map_copilot) for p in found.copilot)
     mapped.extend(map_windsurf(root, p) for p in found.windsurf)
-    mapped.extend(map_windsurfrules(root, p) for p in found.windsurfrules)
+    mapped.extend(_nested(root, p, map_windsurfrules) for p in found.windsurfrules)
     return mapped
+
+
+def _cursorrules(root: Path, path: str, *, beside: bool) -> Mapped:
+    return map_cursorrules(root, path, beside_rules=beside)
+
+
+def _nested(root: Path, path: str, mapper: Callable[[Path, str], Mapped]) -> Mapped:
+    """Map a rule file of a sub-project's tool folder as its tool sees it there, then scope
+    it to that folder (see `keel.importers.nested`); a root one as it is."""
+    folder, inner = split(path)
+    if not folder:
+        return mapper(root, path)
+    return rescope(mapper(root / folder, inner), folder)
 
 
 @dataclass(frozen=True, slots=True)
