@@ -1,13 +1,16 @@
 """Finding a repository's rule files: where each coding agent looks, and nothing else.
 
-- Cursor: `.cursor/rules/**/*.mdc` and `*.md` (also a subfolder's `.cursor/rules/`), and
-  `.cursorrules` at the root.
-- Claude Code: `CLAUDE.md` (at the root, in `.claude/`, in any subfolder),
-  `.claude/skills/*/SKILL.md` with the files beside it, `.claude/rules/**/*.md`.
-- AGENTS.md: `AGENTS.md` or `agents.md` at the root and in any subfolder.
+- Cursor: `.cursor/rules/**/*.mdc` and `*.md`, and `.cursorrules`.
+- Claude Code: `CLAUDE.md` (also in `.claude/`), `.claude/skills/*/SKILL.md` with the
+  files beside it, `.claude/rules/**/*.md`.
+- AGENTS.md: `AGENTS.md` or `agents.md`.
 - GitHub Copilot: `.github/copilot-instructions.md`,
   `.github/instructions/**/*.instructions.md`.
-- Windsurf: `.windsurf/rules/**/*.md` (also a subfolder's), `.windsurfrules` at the root.
+- Windsurf: `.windsurf/rules/**/*.md`, `.windsurfrules`.
+
+Each at the root and in any subfolder: a sub-project keeps its own (`api/.github/`,
+`api/.cursorrules`), and the mappers scope those to their folder (see
+`keel.importers.nested`).
 
 A file that sits in one of those rule folders but is not a rule file the tool reads is
 reported, never passed over in silence. The walk skips version control, dependency and
