@@ -62,6 +62,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
         "description": None,
         "globs": [],
         "code": None,
+        "also": [],
     }
     assert data["role"]["created"] is True
     assert data["role"]["path"] == "features/shop/coder.agent.md"

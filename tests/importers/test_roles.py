@@ -266,7 +266,7 @@ def test_without_always_on_rules_the_role_s_budget_is_left_alone(
 
 
 def test_another_role_that_cannot_be_read_is_passed_over(repo: WriteTree, brain: Path) -> None:
-    source = repo({"AGENTS.md": "Fixture.\n", "CLAUDE.md": "Fixture.\n"})
+    source = repo({"AGENTS.md": "Agents fixture.\n", "CLAUDE.md": "Claude fixture.\n"})
     import_rules(source, brain)
     deep = "---\ncontexts: " + "[" * 3000 + "]" * 3000 + "\n---\nPersona.\n"
     write_files(brain, {"features/a/deep.agent.md": deep})

@@ -73,6 +73,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines."
 
 _FATES = {
     "imported": "imported",
+    "merged": "merged into another's context",
     "named": "named in a skill's context",
     "excluded": "excluded",
     "skipped": "skipped",
@@ -170,6 +171,12 @@ def _seen(report: ImportReport, out: Console) -> None:
         if seen.fate == "named":
             out.print(
                 f"  {shown(seen.path)} → named in {seen.context}", markup=False, highlight=False
+            )
+        elif seen.fate == "merged":
+            out.print(
+                f"  {shown(seen.path)} → merged into {seen.context}: {shown(seen.reason or '')}",
+                markup=False,
+                highlight=False,
             )
 
 

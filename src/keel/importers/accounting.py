@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from keel.importers.dedupe import Merged
 from keel.importers.discovery import Found
 from keel.importers.report import Fate, ImportedRule, Seen
 from keel.importers.rules import Notice, Rule
@@ -29,6 +30,7 @@ class Outcomes:
     rules: Iterable[Rule]  # every mapped rule
     imported: Iterable[ImportedRule]
     refused: Mapping[str, str]  # rule source -> the brain file that was refused
+    merged: Iterable[Merged] = ()
     skipped: Iterable[Notice]  # by source path (strays and excluded files included)
     excluded: frozenset[str]
 
@@ -39,6 +41,17 @@ def account(found: Found, done: Outcomes) -> tuple[Seen, ...]:
     contexts = {r.source: r.context for r in done.imported}
     for source, context in contexts.items():
         fates[source] = Seen(path=source, fate="imported", context=context)
+    for fold in done.merged:
+        into = contexts.get(fold.into)
+        if into is not None:  # a rule refused or skipped takes its parallels with it
+            merged = Seen(path=fold.source, fate="merged", context=into, reason=fold.why)
+            fates[fold.source] = merged
+        else:
+            fates[fold.source] = Seen(
+                path=fold.source,
+                fate="skipped",
+                reason=f"{fold.why}, and {fold.into} was not imported",
+            )
     for source, brain_path in done.refused.items():
         fates.setdefault(
             source,

@@ -111,10 +111,17 @@ def instructions(rule: Rule, ids: Mapping[str, str]) -> str:
 
 
 def context_text(
-    *, source: str, description: str | None, when: Sequence[WhenWord], chars: int, body: str
+    *,
+    source: str,
+    description: str | None,
+    when: Sequence[WhenWord],
+    chars: int,
+    body: str,
+    also: Sequence[str] = (),
 ) -> str:
-    """A `<id>.context.md` file."""
+    """A `<id>.context.md` file; `also`, the parallel rules it stands for, as comments."""
     lines = ["---", marker(source)]
+    lines.extend(f"# also stands for {quoted(s)}, the same rule for another tool" for s in also)
     if description is not None:
         lines.append(f"description: {quoted(description)}")
     lines.append(f"when: [{', '.join(when)}]")

@@ -26,6 +26,7 @@ class ImportedRule:
     description: str | None = None
     globs: tuple[str, ...] = ()
     code: str | None = None  # the generated `<id>.context.py`, for glob rules
+    also: tuple[str, ...] = ()  # the parallel rules merged into this context
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,14 +39,16 @@ class ImportedRule:
             "description": self.description,
             "globs": list(self.globs),
             "code": self.code,
+            "also": list(self.also),
         }
 
 
-# imported: it became a context; named: a file beside a skill, which the skill's context
+# imported: it became a context; merged: a parallel rule (the same text for another tool)
+# folded into another's context; named: a file beside a skill, which the skill's context
 # names by path; excluded: by --exclude; skipped: it could not be imported (the reason);
 # refused: its context's file could not be written (see `refused`).
-Fate = Literal["imported", "named", "excluded", "skipped", "refused"]
-FATES: tuple[Fate, ...] = ("imported", "named", "excluded", "skipped", "refused")
+Fate = Literal["imported", "merged", "named", "excluded", "skipped", "refused"]
+FATES: tuple[Fate, ...] = ("imported", "merged", "named", "excluded", "skipped", "refused")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

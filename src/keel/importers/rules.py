@@ -76,6 +76,7 @@ class Rule:
     dialect: Dialect | None = None
     globs: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = ()
+    also: tuple[str, ...] = ()  # sources of parallel rules merged into this one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,6 +34,7 @@ from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
 from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
+from keel.importers.dedupe import dedupe
 from keel.importers.discovery import Found, Skill, discover
 from keel.importers.excluding import Excluded, compile_excludes, exclude
 from keel.importers.generated import (
@@ -187,7 +188,7 @@ class _Import:
         self.found = left.found
         self.excluded = left.sources
         self.force = force
-        self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
+        self.rules, self.merged = dedupe([r for m in mapped for r in m.rules])
         self.warnings: list[Notice] = [*left.warnings, *(w for m in mapped for w in m.warnings)]
         self.skipped: list[Notice] = [*left.skipped, *(s for m in mapped for s in m.skipped)]
         self.warnings.extend(unmatched(self.rules, left.found.files))
@@ -239,6 +240,7 @@ class _Import:
                     rules=self.rules,
                     imported=imported,
                     refused=self.refused_rules,
+                    merged=self.merged,
                     skipped=self.skipped,
                     excluded=self.excluded,
                 ),
@@ -334,6 +336,7 @@ class _Import:
                     when=when,
                     chars=chars,
                     body=body,
+                    also=rule.also,
                 ),
             )
         ]
@@ -356,6 +359,7 @@ class _Import:
             description=rule.description,
             globs=rule.globs,
             code=files[1][0] if len(files) > 1 else None,
+            also=rule.also,
         )
         return _Planned(files=tuple(files), rule=imported, warnings=warnings)
 
