@@ -71,8 +71,11 @@ def _same(rule: Rule, other: Rule, target: str | None) -> str | None:
     a, b = _folded(rule.body), _folded(other.body)
     if a == b:
         return f"the same text as {other.source}"
+    # The lengths alone bound the ratio: most pairs stop here, before any matching.
+    if 2 * min(len(a), len(b)) < NEAR * (len(a) + len(b)):
+        return None
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.real_quick_ratio() < NEAR or matcher.quick_ratio() < NEAR:
+    if matcher.quick_ratio() < NEAR:
         return None
     ratio = matcher.ratio()
     if ratio < NEAR:
