@@ -14,11 +14,12 @@ Each at the root and in any subfolder: a sub-project keeps its own (`api/.github
 
 A file that sits in one of those rule folders but is not a rule file the tool reads is
 reported, never passed over in silence. The walk skips version control, dependency and
-build folders, other hidden folders, symbolic links to folders, and the brain itself when
-it lives inside the repository. A rule file whose path is not valid UTF-8 (the file system
-hands its bytes over as lone surrogates, which no brain file can hold) is reported with
-those bytes shown as `\\xNN`, and not read; a name with a newline or any other character
-is data like any other (see `keel.importers.quoting`).
+build folders, other hidden folders, and the brain itself when it lives inside the
+repository; it follows a symbolic link to a folder inside the repository, and reports one
+that leads out of it where a tool reads rules. A rule file whose path is not valid UTF-8
+(the file system hands its bytes over as lone surrogates, which no brain file can hold)
+is reported with those bytes shown as `\\xNN`, and not read; a name with a newline or any
+other character is data like any other (see `keel.importers.quoting`).
 """
 
 from __future__ import annotations
@@ -104,8 +105,7 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
         k: [] for k in ("cursor", "cursorrules", "memory", "rules", "copilot", "windsurf", "wsr")
     }
     skills: dict[str, list[str]] = {}
-    stray: list[Notice] = []
-    paths = _walk(root, skip)
+    paths, stray = _walk(root, skip)
     links = _links(root, paths)
     for path in paths:
         kind = _kind(path)
@@ -159,23 +159,40 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
     )
 
 
-def _walk(root: Path, skip: Path | None) -> list[str]:
+def _walk(root: Path, skip: Path | None) -> tuple[list[str], list[Notice]]:
+    """Every file under `root`, by its path there; and why a linked folder was not walked.
+
+    A symbolic link to a folder is followed when the folder lies inside `root` (a skill
+    kept once and linked into `.claude/skills/`), and each real folder is walked once, so a
+    loop ends. A link out of `root` is never followed; when it stands where a tool reads
+    rules, that is said, since what it holds would otherwise vanish without a word.
+    """
     found: list[str] = []
+    notices: list[Notice] = []
     # os.path.realpath, not Path.resolve: a link that loops must not stop the walk.
+    top = os.path.realpath(root)
     skipped = os.path.realpath(skip) if skip is not None else None
-    for folder, dirs, files in os.walk(root):
+    seen = {top}
+    for folder, dirs, files in os.walk(root, followlinks=True):
         here = Path(folder)
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in SKIPPED_DIRS
-            and (not d.startswith(".") or d in RULE_DIRS)
-            and not (here / d).is_symlink()
-            and (skipped is None or os.path.realpath(here / d) != skipped)
-        )
         rel = here.relative_to(root).as_posix()
+        kept: list[str] = []
+        for name in sorted(dirs):
+            if name in SKIPPED_DIRS or (name.startswith(".") and name not in RULE_DIRS):
+                continue
+            real = os.path.realpath(here / name)
+            if real == skipped or real in seen:
+                continue
+            path = name if rel == "." else f"{rel}/{name}"
+            if (here / name).is_symlink() and os.path.commonpath([top, real]) != top:
+                if _kind(f"{path}/x.md") is not None:
+                    notices.append(Notice(path=path, message=_LINK_OUT))
+                continue
+            seen.add(real)
+            kept.append(name)
+        dirs[:] = kept
         found.extend(name if rel == "." else f"{rel}/{name}" for name in files)
-    return sorted(found)
+    return sorted(found), notices
 
 
 def _links(root: Path, paths: list[str]) -> dict[str, str]:
@@ -239,6 +256,10 @@ _FILES = {
     ".windsurfrules": "wsr",
     ".github/copilot-instructions.md": "copilot",
 }
+_LINK_OUT = (
+    "a symbolic link to a folder outside the repository — not followed, so nothing in it is "
+    "imported; copy the folder in, or point the link inside the repository"
+)
 _LOOSE_SKILL = (
     "a skill is a folder with a SKILL.md (.claude/skills/<name>/SKILL.md); Claude Code loads "
     "no loose files here — not imported"
