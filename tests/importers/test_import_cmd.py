@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     code, out = invoke("import", shop, brain, "--role", "coder", "--json")
     assert code == 0, out
     data = json.loads(out)
+    always = sum(r["chars"] for r in data["rules"] if r["when"] == ["always"])
     assert set(data) == {
         "source",
         "brain",
@@ -67,6 +69,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     assert data["role"]["created"] is True
     assert data["role"]["path"] == "features/shop/coder.agent.md"
     assert data["role"]["max_active"] == 13
+    assert data["role"]["turn_chars"] == always + 12_000
     assert data["skipped"][0] == {
         "path": ".claude/skills/stray.md",
         "line": None,
@@ -211,3 +214,13 @@ def test_a_feature_folder_linked_out_of_the_brain_exits_2_before_reading(
     assert code == 2
     assert "features/repo is a symbolic link out of the brain" in out
     assert list(elsewhere.iterdir()) == []
+
+
+def test_the_summary_says_what_room_the_role_got(shop: Path, brain: Path) -> None:
+    code, out = invoke("import", shop, brain, "--role", "coder")
+    assert code == 0, out
+    assert "  contexts_budget.maxActive: 13 — room for 10 always-on rules" in out
+    found = re.search(r"contexts_budget\.turnChars: ([\d,]+) — the always-on rules' ([\d,]+) ", out)
+    assert found is not None, out
+    total, always = (int(g.replace(",", "")) for g in found.groups())
+    assert total == always + 12_000

@@ -27,8 +27,11 @@ A rule in the persona stays as written.
 """
 
 
-# What an import with one always-on rule adds to a role that sets no maxActive.
-ROOM_FOR_ONE = "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n"
+# What an import with one always-on rule (of 200 chars) adds to a role that sets no budget:
+# a context and its characters on top of the brain's maxActive (3) and turnChars (12,000).
+ROOM_FOR_ONE = (
+    "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n  turnChars: 12200\n"
+)
 ALWAYS_ON: dict[str, str | bytes] = {
     "CLAUDE.md": "Use pnpm.\n",
     "AGENTS.md": "Keep commits small.\n",
@@ -274,3 +277,40 @@ def test_another_role_that_cannot_be_read_is_passed_over(repo: WriteTree, brain:
     report = import_rules(source, brain)
     assert report.removed == ("features/repo/claude-md.context.md",)
     assert report.warnings == ()
+
+
+def test_the_role_gets_room_for_the_always_on_rules_characters(
+    repo: WriteTree, brain: Path
+) -> None:
+    big = "Follow the house style. " * 600  # about 14,000 characters: over a whole turn
+    source = repo({"AGENTS.md": big, "CLAUDE.md": "Use pnpm.\n", "web/AGENTS.md": "Web.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    always = sum(r.chars for r in report.rules if r.when == ("always",))
+    assert always > 12_000
+    assert report.role.turn_chars == always + 12_000
+    loaded = load_brain(brain).roles["coder"]
+    assert loaded.contexts_budget.turn_chars == always + 12_000
+    # Never lowered: a smaller source on the next run leaves the room as it is.
+    (source / "AGENTS.md").write_text("Short now.\n", encoding="utf-8")
+    again = import_rules(source, brain, role="coder")
+    assert again.role is not None
+    assert again.role.turn_chars is None
+    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == always + 12_000
+
+
+def test_an_existing_role_with_room_enough_keeps_its_turn_chars(
+    repo: WriteTree, brain: Path
+) -> None:
+    write_files(
+        brain,
+        {
+            "features/desk/coder.agent.md": "---\nagent: cli\ncapabilities: [context:read]\n"
+            "contexts: []\ncontexts_budget:\n  maxActive: 9\n  turnChars: 90000\n---\nP.\n"
+        },
+    )
+    source = repo({"AGENTS.md": "Keep commits small.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    assert (report.role.max_active, report.role.turn_chars) == (None, None)
+    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == 90_000

@@ -182,7 +182,7 @@ def _seen(report: ImportReport, out: Console) -> None:
 
 def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None:
     """What happened to the `--role` role: its contexts, and the room it was given."""
-    changed = role.added or role.dropped or role.max_active is not None
+    changed = role.added or role.dropped or role.max_active is not None or role.turn_chars
     verb = "created" if role.created else "updated" if changed else "unchanged"
     added = f"; added {len(role.added)}" if role.added else ""
     dropped = f"; dropped {', '.join(role.dropped)}" if role.dropped else ""
@@ -193,5 +193,12 @@ def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None
             f"  contexts_budget.maxActive: {role.max_active} — room for {always} always-on "
             f"{'rule' if always == 1 else 'rules'} and {role.max_active - always} contexts that "
             "a turn's files or opens bring",
+            markup=False,
+        )
+    if role.turn_chars is not None:
+        chars = sum(r.chars for r in rules if r.when == ("always",))
+        out.print(
+            f"  contexts_budget.turnChars: {role.turn_chars:,} — the always-on rules' {chars:,} "
+            f"characters and {role.turn_chars - chars:,} for the rest of a turn",
             markup=False,
         )

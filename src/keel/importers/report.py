@@ -81,6 +81,9 @@ class RoleChange:
     # The `contexts_budget.maxActive` the import gave the role, so that its always-on
     # contexts are not stubbed; None when it had room already.
     max_active: int | None = None
+    # The `contexts_budget.turnChars` it gave the role, so that the always-on rules fit
+    # beside what a turn carries anyway; None when it had room already.
+    turn_chars: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +93,7 @@ class RoleChange:
             "added": list(self.added),
             "dropped": list(self.dropped),
             "max_active": self.max_active,
+            "turn_chars": self.turn_chars,
         }
 
 

@@ -47,6 +47,9 @@ class Room:
 
     needed: int = 0
     default: int = 0
+    # The same for `turnChars`: the characters of the always-on rules on top of a turn's.
+    chars_needed: int = 0
+    chars_default: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +87,16 @@ def plan_role(
     if not paths:
         path = f"features/{feature}/{role}{ROLE}"
         raised = room.needed if room.needed > room.default else None
-        change = RoleChange(role=role, path=path, created=True, added=tuple(add), max_active=raised)
-        text = role_text(role, source_name, add, max_active=raised)
+        chars = room.chars_needed if room.chars_needed > room.chars_default else None
+        change = RoleChange(
+            role=role,
+            path=path,
+            created=True,
+            added=tuple(add),
+            max_active=raised,
+            turn_chars=chars,
+        )
+        text = role_text(role, source_name, add, max_active=raised, turn_chars=chars)
         return RolePlan(change=change, path=path, text=text)
     path = paths[0]
     try:
@@ -106,6 +117,7 @@ def plan_role(
         added=edited.added,
         dropped=edited.dropped,
         max_active=edited.raised,
+        turn_chars=edited.raised_chars,
     )
     return RolePlan(change=change, path=path, text=edited.text, warnings=warnings)
 
@@ -176,6 +188,7 @@ class _Edited:
     added: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     raised: int | None = None
+    raised_chars: int | None = None
 
 
 def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Edited | str:
@@ -203,32 +216,36 @@ def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Ed
             listed.remove(ident)
         added = tuple(a for a in add if a not in listed)
         listed.extend(added)
-    raised = _raise_max_active(front, room)
-    if isinstance(raised, str):
-        return raised
-    if not added and not dropped and raised is None:
+    raised, chars = (
+        _raise(front, "maxActive", room.needed, room.default),
+        _raise(front, "turnChars", room.chars_needed, room.chars_default),
+    )
+    if isinstance(raised, str) or isinstance(chars, str):
+        return raised if isinstance(raised, str) else str(chars)
+    if not added and not dropped and raised is None and chars is None:
         return _Edited(text, front)
     out = io.StringIO()
     _yaml().dump(front, out)
-    return _Edited("---\n" + out.getvalue() + "---\n" + rest, front, added, dropped, raised)
+    new = "---\n" + out.getvalue() + "---\n" + rest
+    return _Edited(new, front, added, dropped, raised, chars)
 
 
-def _raise_max_active(front: CommentedMap, room: Room) -> int | str | None:
-    """Set `contexts_budget.maxActive` to `room.needed` when the role carries fewer; the
-    value set, None when it already has room, or why the file cannot be changed."""
+def _raise(front: CommentedMap, key: str, needed: int, default: int) -> int | str | None:
+    """Set `contexts_budget.<key>` to `needed` when the role allows less; the value set,
+    None when it already has room, or why the file cannot be changed."""
     budget = front.get("contexts_budget")
-    current = budget.get("maxActive") if isinstance(budget, dict) else None
+    current = budget.get(key) if isinstance(budget, dict) else None
     if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
         return None  # not a number: the loader refuses the file and says so; left as written
-    if room.needed <= (room.default if current is None else current):
+    if needed <= (default if current is None else current):
         return None
     if budget is None:
         budget = CommentedMap()
         front["contexts_budget"] = budget
     if not isinstance(budget, dict):
         return "its contexts_budget: is not a mapping"
-    budget["maxActive"] = room.needed
-    return room.needed
+    budget[key] = needed
+    return needed
 
 
 def _capabilities(path: str, role: str, front: Any) -> tuple[Notice, ...]:

@@ -217,7 +217,7 @@ class _Import:
                 imported.append(plan.rule)
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
-        role = self._role(imported, removed_ids, max_active)
+        role = self._role(imported, removed_ids, max_active, turn_chars)
         if role is None:
             self._crowding(imported, max_active)
         return ImportReport(
@@ -396,7 +396,7 @@ class _Import:
         self._put(path, feature_text(self.source.name, (r.tool for r in imported)))
 
     def _role(
-        self, imported: list[ImportedRule], removed: list[str], max_active: int
+        self, imported: list[ImportedRule], removed: list[str], max_active: int, turn_chars: int
     ) -> RoleChange | None:
         others = [p for r, paths in self.files.roles.items() if r != self.role for p in paths]
         self.warnings.extend(listing(self.brain, others, removed))
@@ -404,8 +404,14 @@ class _Import:
             return None
         # Links that files and opens bring come before `always` ones: give the always-on
         # rules room on top of what a turn of this brain carries anyway.
-        always = sum(r.when == ("always",) for r in imported)
-        room = Room(needed=always + max_active if always else 0, default=max_active)
+        always = [r for r in imported if r.when == ("always",)]
+        always_chars = sum(r.chars for r in always)
+        room = Room(
+            needed=len(always) + max_active if always else 0,
+            default=max_active,
+            chars_needed=always_chars + turn_chars if always else 0,
+            chars_default=turn_chars,
+        )
         plan = plan_role(
             self.brain,
             self.role,
