@@ -314,3 +314,35 @@ def test_an_existing_role_with_room_enough_keeps_its_turn_chars(
     assert report.role is not None
     assert (report.role.max_active, report.role.turn_chars) == (None, None)
     assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == 90_000
+
+
+def test_the_role_gets_a_catalog_budget_its_ask_contexts_fit_in(
+    repo: WriteTree, brain: Path
+) -> None:
+    from keel.assemble.texts import catalog_text
+    from keel.brain.knobs import SectionBudgets
+    from keel.link.catalog import catalog
+    from keel.tokens.estimate import estimate_tokens
+
+    rules: dict[str, str | bytes] = {
+        f".cursor/rules/r{n:02}.mdc": f"---\ndescription: When the task touches area {n} of the "
+        f"storefront — its handlers, its tests and its migrations — read this first.\n---\nR{n}.\n"
+        for n in range(40)
+    }
+    report = import_rules(repo(rules), brain, role="coder")
+    assert report.role is not None
+    assert report.role.catalog_tokens is not None
+    loaded = load_brain(brain)
+    role = loaded.roles["coder"]
+    used = estimate_tokens(catalog_text(catalog(loaded, role)))
+    assert used > 800, "the default budget would not hold it"
+    assert used <= SectionBudgets.of(role, loaded.manifest)("context.catalog")
+    assert report.role.catalog_tokens == SectionBudgets.of(role, loaded.manifest)("context.catalog")
+
+
+def test_a_small_catalog_leaves_the_section_budget_alone(repo: WriteTree, brain: Path) -> None:
+    source = repo({".cursor/rules/a.mdc": "---\ndescription: A.\n---\nA.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    assert report.role.catalog_tokens is None
+    assert load_brain(brain).roles["coder"].sections == ()

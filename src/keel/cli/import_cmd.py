@@ -182,7 +182,8 @@ def _seen(report: ImportReport, out: Console) -> None:
 
 def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None:
     """What happened to the `--role` role: its contexts, and the room it was given."""
-    changed = role.added or role.dropped or role.max_active is not None or role.turn_chars
+    changed = role.added or role.dropped or role.max_active is not None
+    changed = changed or role.turn_chars is not None or role.catalog_tokens is not None
     verb = "created" if role.created else "updated" if changed else "unchanged"
     added = f"; added {len(role.added)}" if role.added else ""
     dropped = f"; dropped {', '.join(role.dropped)}" if role.dropped else ""
@@ -200,5 +201,12 @@ def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None
         out.print(
             f"  contexts_budget.turnChars: {role.turn_chars:,} — the always-on rules' {chars:,} "
             f"characters and {role.turn_chars - chars:,} for the rest of a turn",
+            markup=False,
+        )
+    if role.catalog_tokens is not None:
+        asks = sum(r.when == ("ask",) for r in rules)
+        out.print(
+            f"  sections: context.catalog: {role.catalog_tokens:,} tokens — room for the catalog "
+            f"lines of {asks} ask {'context' if asks == 1 else 'contexts'}",
             markup=False,
         )

@@ -186,6 +186,7 @@ def role_text(
     *,
     max_active: int | None = None,
     turn_chars: int | None = None,
+    catalog_tokens: int | None = None,
 ) -> str:
     """A new role for the imported contexts: a CLI coding agent that may open them, with
     room for `max_active` contexts and `turn_chars` characters a turn when given."""
@@ -195,6 +196,8 @@ def role_text(
     knobs = [("maxActive", max_active), ("turnChars", turn_chars)]
     given = "".join(f"  {k}: {v}\n" for k, v in knobs if v is not None)
     budget = f"contexts_budget:\n{given}" if given else ""
+    if catalog_tokens is not None:
+        budget += f"sections:\n  context.catalog: {catalog_tokens}\n"
     return f"""---
 {WRITTEN} — `keel import --role {role}` keeps contexts: in step with the rules
 description: {quoted(f"A coding agent working in {name}, under its imported rules.")}

@@ -84,6 +84,9 @@ class RoleChange:
     # The `contexts_budget.turnChars` it gave the role, so that the always-on rules fit
     # beside what a turn carries anyway; None when it had room already.
     turn_chars: int | None = None
+    # The `sections: context.catalog` budget (tokens) it gave the role, so that the catalog
+    # lines of the ask contexts fit; None when it had room already.
+    catalog_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +97,7 @@ class RoleChange:
             "dropped": list(self.dropped),
             "max_active": self.max_active,
             "turn_chars": self.turn_chars,
+            "catalog_tokens": self.catalog_tokens,
         }
 
 

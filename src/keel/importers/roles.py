@@ -36,6 +36,8 @@ from keel.importers.owned import ROLE, BrainFiles
 from keel.importers.report import RoleChange
 from keel.importers.rules import Notice
 
+CATALOG = "context.catalog"  # the section that lists the ask contexts
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Room:
@@ -50,6 +52,9 @@ class Room:
     # The same for `turnChars`: the characters of the always-on rules on top of a turn's.
     chars_needed: int = 0
     chars_default: int = 0
+    # And the catalog section's budget (tokens), for the lines of the ask contexts.
+    catalog_needed: int = 0
+    catalog_default: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +93,7 @@ def plan_role(
         path = f"features/{feature}/{role}{ROLE}"
         raised = room.needed if room.needed > room.default else None
         chars = room.chars_needed if room.chars_needed > room.chars_default else None
+        catalog = room.catalog_needed if room.catalog_needed > room.catalog_default else None
         change = RoleChange(
             role=role,
             path=path,
@@ -95,8 +101,11 @@ def plan_role(
             added=tuple(add),
             max_active=raised,
             turn_chars=chars,
+            catalog_tokens=catalog,
         )
-        text = role_text(role, source_name, add, max_active=raised, turn_chars=chars)
+        text = role_text(
+            role, source_name, add, max_active=raised, turn_chars=chars, catalog_tokens=catalog
+        )
         return RolePlan(change=change, path=path, text=text)
     path = paths[0]
     try:
@@ -118,6 +127,7 @@ def plan_role(
         dropped=edited.dropped,
         max_active=edited.raised,
         turn_chars=edited.raised_chars,
+        catalog_tokens=edited.raised_catalog,
     )
     return RolePlan(change=change, path=path, text=edited.text, warnings=warnings)
 
@@ -189,6 +199,7 @@ class _Edited:
     dropped: tuple[str, ...] = ()
     raised: int | None = None
     raised_chars: int | None = None
+    raised_catalog: int | None = None
 
 
 def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Edited | str:
@@ -216,24 +227,29 @@ def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Ed
             listed.remove(ident)
         added = tuple(a for a in add if a not in listed)
         listed.extend(added)
-    raised, chars = (
+    results = (
         _raise(front, "maxActive", room.needed, room.default),
         _raise(front, "turnChars", room.chars_needed, room.chars_default),
+        _raise(front, CATALOG, room.catalog_needed, room.catalog_default, within="sections"),
     )
-    if isinstance(raised, str) or isinstance(chars, str):
-        return raised if isinstance(raised, str) else str(chars)
-    if not added and not dropped and raised is None and chars is None:
+    problem = next((r for r in results if isinstance(r, str)), None)
+    if problem is not None:
+        return problem
+    raised, chars, catalog = (None if isinstance(r, str) else r for r in results)
+    if not added and not dropped and (raised, chars, catalog) == (None, None, None):
         return _Edited(text, front)
     out = io.StringIO()
     _yaml().dump(front, out)
     new = "---\n" + out.getvalue() + "---\n" + rest
-    return _Edited(new, front, added, dropped, raised, chars)
+    return _Edited(new, front, added, dropped, raised, chars, catalog)
 
 
-def _raise(front: CommentedMap, key: str, needed: int, default: int) -> int | str | None:
-    """Set `contexts_budget.<key>` to `needed` when the role allows less; the value set,
-    None when it already has room, or why the file cannot be changed."""
-    budget = front.get("contexts_budget")
+def _raise(
+    front: CommentedMap, key: str, needed: int, default: int, *, within: str = "contexts_budget"
+) -> int | str | None:
+    """Set `<within>.<key>` to `needed` when the role allows less; the value set, None when
+    it already has room, or why the file cannot be changed."""
+    budget = front.get(within)
     current = budget.get(key) if isinstance(budget, dict) else None
     if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
         return None  # not a number: the loader refuses the file and says so; left as written
@@ -241,9 +257,9 @@ def _raise(front: CommentedMap, key: str, needed: int, default: int) -> int | st
         return None
     if budget is None:
         budget = CommentedMap()
-        front["contexts_budget"] = budget
+        front[within] = budget
     if not isinstance(budget, dict):
-        return "its contexts_budget: is not a mapping"
+        return f"its {within}: is not a mapping"
     budget[key] = needed
     return needed
 

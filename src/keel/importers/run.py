@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from keel.assemble.texts import catalog_text
 from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
+from keel.brain.knobs import SectionBudgets
 from keel.brain.specs import WhenWord
 from keel.errors import UsageError
 from keel.importers.accounting import Outcomes, account
@@ -52,10 +54,11 @@ from keel.importers.nested import rescope, split
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
-from keel.importers.roles import Room, listing, plan_role
+from keel.importers.roles import CATALOG, Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from keel.importers.writing import Writes, feature_problem
+from keel.tokens.estimate import estimate_tokens
 
 
 def import_rules(
@@ -247,6 +250,14 @@ class _Import:
             ),
         )
 
+    def _catalog_room(self, imported: list[ImportedRule]) -> tuple[int, int]:
+        """The catalog budget (tokens) the imported ask contexts' lines need — rounded up to
+        a hundred — and what a role that sets none gets."""
+        entries = tuple((r.context, r.description or "") for r in imported if r.when == ("ask",))
+        needed = -(-estimate_tokens(catalog_text(entries)) // 100) * 100 if entries else 0
+        default = SectionBudgets.of(None, load_brain(self.brain).manifest)(CATALOG)
+        return needed, default or 0
+
     def _knobs(self) -> tuple[int, int]:
         budget = load_brain(self.brain).manifest.contexts
         turn_chars = budget.turn_chars or DEFAULT_TURN_CHARS
@@ -406,11 +417,14 @@ class _Import:
         # rules room on top of what a turn of this brain carries anyway.
         always = [r for r in imported if r.when == ("always",)]
         always_chars = sum(r.chars for r in always)
+        catalog_needed, catalog_default = self._catalog_room(imported)
         room = Room(
             needed=len(always) + max_active if always else 0,
             default=max_active,
             chars_needed=always_chars + turn_chars if always else 0,
             chars_default=turn_chars,
+            catalog_needed=catalog_needed,
+            catalog_default=catalog_default,
         )
         plan = plan_role(
             self.brain,
