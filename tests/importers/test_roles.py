@@ -348,3 +348,27 @@ def test_a_small_catalog_leaves_the_section_budget_alone(repo: WriteTree, brain:
     assert report.role is not None
     assert report.role.catalog_tokens is None
     assert load_brain(brain).roles["coder"].sections == ()
+
+
+def test_always_on_rules_over_the_model_s_input_are_warned_about(
+    repo: WriteTree, brain: Path
+) -> None:
+    manifest = brain / "constitution/MANIFEST.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8") + "model:\n  name: small\n  window: 2000\n"
+        "  output_reserve: 500\n",
+        encoding="utf-8",
+    )
+    big = "Follow the house style in every file you touch. " * 200
+    report = import_rules(repo({"AGENTS.md": big, "CLAUDE.md": "Use pnpm.\n"}), brain, role="c")
+    (warning,) = [w for w in report.warnings if "input allocation" in w.message]
+    assert warning.path == "constitution/MANIFEST.yaml"
+    assert warning.message.startswith("the 2 always-on rules are about ")
+    assert "more than the model's input allocation (1,500 tokens, model 'small')" in warning.message
+
+
+def test_always_on_rules_that_fit_the_model_get_no_such_warning(
+    repo: WriteTree, brain: Path
+) -> None:
+    report = import_rules(repo({"AGENTS.md": "Keep commits small.\n"}), brain, role="c")
+    assert not [w for w in report.warnings if "input allocation" in w.message]

@@ -29,7 +29,7 @@ from keel.assemble.texts import catalog_text
 from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
-from keel.brain.knobs import SectionBudgets
+from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.specs import WhenWord
 from keel.errors import UsageError
 from keel.importers.accounting import Outcomes, account
@@ -58,7 +58,7 @@ from keel.importers.roles import CATALOG, Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from keel.importers.writing import Writes, feature_problem
-from keel.tokens.estimate import estimate_tokens
+from keel.tokens.estimate import estimate_many, estimate_tokens
 
 
 def import_rules(
@@ -223,6 +223,7 @@ class _Import:
         role = self._role(imported, removed_ids, max_active, turn_chars)
         if role is None:
             self._crowding(imported, max_active)
+        self._window(imported)
         return ImportReport(
             source=str(self.source),
             brain=str(self.brain),
@@ -465,6 +466,29 @@ class _Import:
                     f"at most contexts.maxActive ({max_active}); the rest arrive as one-line "
                     f"stubs the agent can open — {again}raise contexts.maxActive, or make some "
                     "of the source rules description- or glob-triggered",
+                )
+            )
+
+    def _window(self, imported: list[ImportedRule]) -> None:
+        """Warn when the always-on rules alone would not fit the model's input: no budget
+        the import can set makes them fit, so the sources must change (or the model)."""
+        always = {r.source for r in imported if r.when == ("always",)}
+        bodies = [r.body for r in self.rules if r.source in always]
+        if not bodies:
+            return
+        tokens = sum(estimate_many(bodies))
+        brain = load_brain(self.brain)
+        spec = brain.roles.get(self.role) if self.role is not None else None
+        limits = model_limits(spec, brain.manifest)
+        if tokens > limits.input_allocation:
+            self.warnings.append(
+                Notice(
+                    path="constitution/MANIFEST.yaml",
+                    message=f"the {len(bodies)} always-on rules are about {tokens:,} tokens, "
+                    f"more than the model's input allocation ({limits.input_allocation:,} "
+                    f"tokens, model {limits.name!r}) — no turn can carry them whole; make some "
+                    "of the source rules description- or glob-triggered, or give the model a "
+                    "larger window (model: in MANIFEST or the role)",
                 )
             )
 
