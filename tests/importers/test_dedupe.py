@@ -131,3 +131,20 @@ def test_the_terminal_names_what_was_merged_and_why(repo: WriteTree, brain: Path
         "  .windsurf/rules/style.md → merged into cursor-style: the same text as "
         ".cursor/rules/style.mdc\n" in result.output
     )
+
+
+def test_two_skills_with_the_same_text_stay_apart_with_their_files(
+    repo: WriteTree, brain: Path
+) -> None:
+    skill = "---\ndescription: Deploy.\n---\nRun scripts/go.sh.\n"
+    source = repo(
+        {
+            ".claude/skills/deploy/SKILL.md": skill,
+            ".claude/skills/deploy/scripts/go.sh": "go\n",
+            "api/.claude/skills/deploy/SKILL.md": skill,
+            "api/.claude/skills/deploy/scripts/go.sh": "go\n",
+        }
+    )
+    report = import_rules(source, brain)
+    assert all(r.also == () for r in report.rules)
+    assert {s.fate for s in report.seen} == {"imported", "named"}

@@ -64,7 +64,9 @@ def dedupe(rules: Sequence[Rule]) -> tuple[list[Rule], list[Merged]]:
 
 def _same(rule: Rule, other: Rule, target: str | None) -> str | None:
     """Why `rule` is `other` over again, or None."""
-    if _how(rule) != _how(other):
+    # A skill's files beside it are named by its text: folding one skill into another would
+    # lose them, so skills stay apart.
+    if _how(rule) != _how(other) or rule.attachments or other.attachments:
         return None
     if target == other.source:
         return f"it only @-imports {other.source}, which Claude Code expands to that text"
