@@ -55,6 +55,9 @@ NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
 # a view that takes its time, which would hold up every check of this brain (each has
 # tests of its own).
 NOT_SHOWN = {
+    # Room for always-on contexts and the catalog: shown in tests/doctor/test_room.py.
+    "role.always-over",
+    "role.catalog-over",
     "access.file",
     "view.unchecked",
     "view.timeout",

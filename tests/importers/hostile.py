@@ -310,7 +310,8 @@ def _use(tree: Tree) -> dict[str, Any]:
     return {
         "error": None,
         "usage_error": None,
-        "rules": [r["source"] for r in data["rules"]],
+        # A source merged into a parallel rule's context is imported as part of that one.
+        "rules": [s for r in data["rules"] for s in (r["source"], *r["also"])],
         "skipped": [[n["path"], n["message"]] for n in data["skipped"]],
         "refused": [[n["path"], n["message"]] for n in data["refused"]],
         "brain_skips": [[s.path, s.reason] for s in brain.skips],

@@ -248,3 +248,27 @@ def test_anchored_globs_agree_with_a_segmentwise_reference(
 def test_cursor_name_patterns_agree_with_any_depth(pattern: list[str], path: list[str]) -> None:
     compiled = GlobSet.of("cursor", pattern)
     assert compiled.matches_path("/".join(path)) == reference(["**", *pattern], path)
+
+
+@pytest.mark.parametrize("dialect", ["cursor", "windsurf", "copilot", "claude"])
+@pytest.mark.parametrize(
+    ("pattern", "text", "linked"),
+    [
+        pytest.param("frontend/**", "work in frontend/ today", True, id="folder-glob"),
+        pytest.param("/frontend/**", "see `frontend/`", True, id="rooted-folder-glob"),
+        pytest.param("frontend/", "frontend/ only", True, id="folder-pattern"),
+        pytest.param("frontend/**/*.ts", "work in frontend/ today", False, id="typed-files"),
+        pytest.param("frontend/**", "the frontend folder", False, id="no-slash-no-folder"),
+        pytest.param("backend/**", "work in frontend/ today", False, id="another-folder"),
+    ],
+)
+def test_a_folder_named_in_prose_links_the_rules_for_all_of_its_files(
+    dialect: str, pattern: str, text: str, linked: bool
+) -> None:
+    assert GlobSet.of(dialect, [pattern]).matches_text(text) is linked
+
+
+def test_a_folder_in_prose_is_no_file_of_its_own() -> None:
+    globs = GlobSet.of("cursor", ["frontend/**"])
+    assert globs.matching_paths("work in frontend/ today") == ("frontend",)
+    assert not GlobSet.of("cursor", ["*.ts"]).matches_text("work in frontend/ today")

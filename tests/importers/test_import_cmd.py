@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def test_the_summary_lists_each_rule_the_files_and_what_to_look_at(shop: Path, b
     assert "cursor-testing" in out
     assert "**/*.test.ts, tests/**" in out
     assert "files: 45 written, 0 updated, 0 removed, 0 unchanged" in out
-    assert "warnings (14)" in out
+    assert "warnings (22)" in out
     assert "skipped (7)" in out
     assert ".windsurf/rules/typo.md:2: unknown trigger 'always' — did you mean 'always_on'?" in out
     assert "no role admits these contexts yet" in out
@@ -38,6 +39,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     code, out = invoke("import", shop, brain, "--role", "coder", "--json")
     assert code == 0, out
     data = json.loads(out)
+    always = sum(r["chars"] for r in data["rules"] if r["when"] == ["always"])
     assert set(data) == {
         "source",
         "brain",
@@ -49,6 +51,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
         "skipped",
         "refused",
         "hint",
+        "seen",
     }
     first = data["rules"][0]
     assert isinstance(first.pop("chars"), int)
@@ -61,10 +64,12 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
         "description": None,
         "globs": [],
         "code": None,
+        "also": [],
     }
     assert data["role"]["created"] is True
     assert data["role"]["path"] == "features/shop/coder.agent.md"
     assert data["role"]["max_active"] == 13
+    assert data["role"]["turn_chars"] == always + 12_000
     assert data["skipped"][0] == {
         "path": ".claude/skills/stray.md",
         "line": None,
@@ -209,3 +214,13 @@ def test_a_feature_folder_linked_out_of_the_brain_exits_2_before_reading(
     assert code == 2
     assert "features/repo is a symbolic link out of the brain" in out
     assert list(elsewhere.iterdir()) == []
+
+
+def test_the_summary_says_what_room_the_role_got(shop: Path, brain: Path) -> None:
+    code, out = invoke("import", shop, brain, "--role", "coder")
+    assert code == 0, out
+    assert "  contexts_budget.maxActive: 13 — room for 10 always-on rules" in out
+    found = re.search(r"contexts_budget\.turnChars: ([\d,]+) — the always-on rules' ([\d,]+) ", out)
+    assert found is not None, out
+    total, always = (int(g.replace(",", "")) for g in found.groups())
+    assert total == always + 12_000

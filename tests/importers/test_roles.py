@@ -27,8 +27,11 @@ A rule in the persona stays as written.
 """
 
 
-# What an import with one always-on rule adds to a role that sets no maxActive.
-ROOM_FOR_ONE = "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n"
+# What an import with one always-on rule (of 200 chars) adds to a role that sets no budget:
+# a context and its characters on top of the brain's maxActive (3) and turnChars (12,000).
+ROOM_FOR_ONE = (
+    "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n  turnChars: 12200\n"
+)
 ALWAYS_ON: dict[str, str | bytes] = {
     "CLAUDE.md": "Use pnpm.\n",
     "AGENTS.md": "Keep commits small.\n",
@@ -266,7 +269,7 @@ def test_without_always_on_rules_the_role_s_budget_is_left_alone(
 
 
 def test_another_role_that_cannot_be_read_is_passed_over(repo: WriteTree, brain: Path) -> None:
-    source = repo({"AGENTS.md": "Fixture.\n", "CLAUDE.md": "Fixture.\n"})
+    source = repo({"AGENTS.md": "Agents fixture.\n", "CLAUDE.md": "Claude fixture.\n"})
     import_rules(source, brain)
     deep = "---\ncontexts: " + "[" * 3000 + "]" * 3000 + "\n---\nPersona.\n"
     write_files(brain, {"features/a/deep.agent.md": deep})
@@ -274,3 +277,98 @@ def test_another_role_that_cannot_be_read_is_passed_over(repo: WriteTree, brain:
     report = import_rules(source, brain)
     assert report.removed == ("features/repo/claude-md.context.md",)
     assert report.warnings == ()
+
+
+def test_the_role_gets_room_for_the_always_on_rules_characters(
+    repo: WriteTree, brain: Path
+) -> None:
+    big = "Follow the house style. " * 600  # about 14,000 characters: over a whole turn
+    source = repo({"AGENTS.md": big, "CLAUDE.md": "Use pnpm.\n", "web/AGENTS.md": "Web.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    always = sum(r.chars for r in report.rules if r.when == ("always",))
+    assert always > 12_000
+    assert report.role.turn_chars == always + 12_000
+    loaded = load_brain(brain).roles["coder"]
+    assert loaded.contexts_budget.turn_chars == always + 12_000
+    # Never lowered: a smaller source on the next run leaves the room as it is.
+    (source / "AGENTS.md").write_text("Short now.\n", encoding="utf-8")
+    again = import_rules(source, brain, role="coder")
+    assert again.role is not None
+    assert again.role.turn_chars is None
+    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == always + 12_000
+
+
+def test_an_existing_role_with_room_enough_keeps_its_turn_chars(
+    repo: WriteTree, brain: Path
+) -> None:
+    write_files(
+        brain,
+        {
+            "features/desk/coder.agent.md": "---\nagent: cli\ncapabilities: [context:read]\n"
+            "contexts: []\ncontexts_budget:\n  maxActive: 9\n  turnChars: 90000\n---\nP.\n"
+        },
+    )
+    source = repo({"AGENTS.md": "Keep commits small.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    assert (report.role.max_active, report.role.turn_chars) == (None, None)
+    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == 90_000
+
+
+def test_the_role_gets_a_catalog_budget_its_ask_contexts_fit_in(
+    repo: WriteTree, brain: Path
+) -> None:
+    from keel.assemble.texts import catalog_text
+    from keel.brain.knobs import SectionBudgets
+    from keel.link.catalog import catalog
+    from keel.tokens.estimate import estimate_tokens
+
+    rules: dict[str, str | bytes] = {
+        f".cursor/rules/r{n:02}.mdc": f"---\ndescription: When the task touches area {n} of the "
+        f"storefront — its handlers, its tests and its migrations — read this first.\n---\nR{n}.\n"
+        for n in range(40)
+    }
+    report = import_rules(repo(rules), brain, role="coder")
+    assert report.role is not None
+    assert report.role.catalog_tokens is not None
+    loaded = load_brain(brain)
+    role = loaded.roles["coder"]
+    used = estimate_tokens(catalog_text(catalog(loaded, role)))
+    assert used > 800, "the default budget would not hold it"
+    budget = SectionBudgets.of(role, loaded.manifest)("context.catalog")
+    assert budget is not None
+    assert used <= budget
+    assert report.role.catalog_tokens == budget
+
+
+def test_a_small_catalog_leaves_the_section_budget_alone(repo: WriteTree, brain: Path) -> None:
+    source = repo({".cursor/rules/a.mdc": "---\ndescription: A.\n---\nA.\n"})
+    report = import_rules(source, brain, role="coder")
+    assert report.role is not None
+    assert report.role.catalog_tokens is None
+    assert load_brain(brain).roles["coder"].sections == ()
+
+
+def test_always_on_rules_over_the_model_s_input_are_warned_about(
+    repo: WriteTree, brain: Path
+) -> None:
+    manifest = brain / "constitution/MANIFEST.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8") + "model:\n  name: small\n  window: 2000\n"
+        "  output_reserve: 500\n",
+        encoding="utf-8",
+    )
+    big = "Follow the house style in every file you touch. " * 200
+    report = import_rules(repo({"AGENTS.md": big, "CLAUDE.md": "Use pnpm.\n"}), brain, role="c")
+    (warning,) = [w for w in report.warnings if "input allocation" in w.message]
+    assert warning.path == "constitution/MANIFEST.yaml"
+    assert warning.message.startswith("the 2 always-on rules are about ")
+    assert "more than the model's input allocation (1,500 tokens, model 'small')" in warning.message
+
+
+def test_always_on_rules_that_fit_the_model_get_no_such_warning(
+    repo: WriteTree, brain: Path
+) -> None:
+    report = import_rules(repo({"AGENTS.md": "Keep commits small.\n"}), brain, role="c")
+    assert not [w for w in report.warnings if "input allocation" in w.message]

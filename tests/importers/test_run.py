@@ -110,7 +110,9 @@ def test_every_rule_of_the_fixture_maps_to_its_context(shop: Path, brain: Path) 
     report = run(shop, brain)
     assert [(r.source, r.context, r.when[0], r.trigger) for r in report.rules] == MAPPING
     assert report.feature == "shop"
-    assert len(report.warnings) == 14
+    # 14 from mapping, and 8 glob rules whose patterns name no file of the sparse fixture.
+    assert len(report.warnings) == 22
+    assert sum("no file in the repository" in w.message for w in report.warnings) == 8
     assert len(report.skipped) == 7
     assert report.refused == ()
     assert report.role is None
@@ -271,7 +273,9 @@ def test_a_hand_written_file_in_the_way_is_refused_and_the_rest_imported(
     assert [str(n) for n in report.refused] == [
         "features/shop/cursor-api.context.md: not written by keel import, and the context for "
         ".cursor/rules/api.mdc needs its name — left alone, so that rule is not imported; move "
-        "the file away (or, if it is an imported file you edited, put back its marker line: "
+        "the file away, re-run with --exclude /.cursor/rules/api.mdc to keep it as it is, or "
+        "with --force to overwrite it (or, if it is an imported file you edited, put back its "
+        "marker line: "
         '\'# imported from ".cursor/rules/api.mdc" by keel import — edit the source and re-run; '
         "delete this line to keep your own edits'), then re-run"
     ]
@@ -530,3 +534,22 @@ def test_a_rule_the_brain_would_refuse_is_skipped_and_its_old_context_removed(
     assert report.role is not None
     assert report.role.dropped == ("claude-md",)
     assert load_brain(brain).skips == ()
+
+
+def test_a_windsurf_subfolder_s_always_on_rule_links_for_its_folder_only(
+    repo: WriteTree, brain: Path
+) -> None:
+    source = repo(
+        {
+            "api/.windsurf/rules/style.md": "---\ntrigger: always_on\n---\nAPI style.\n",
+            "api/app.py": "",
+        }
+    )
+    report = run(source, brain)
+    (rule,) = report.rules
+    assert (rule.context, rule.when, rule.globs) == ("windsurf-api-style", ("ask",), ("/api/**",))
+    code = load_context_code(brain.resolve(), "features/repo/windsurf-api-style.context.py")
+    assert code.match is not None
+    assert code.match(SimpleNamespace(input="fix api/app.py")) == {}
+    assert code.match(SimpleNamespace(input="fix web/app.py")) is None
+    assert fails(brain) == []

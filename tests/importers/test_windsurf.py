@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from keel.importers.globs import GlobSet
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from tests.importers.conftest import FIXTURES, WriteTree
 
@@ -116,3 +117,68 @@ def test_the_legacy_windsurfrules_file_is_always_on(repo: WriteTree) -> None:
     root = repo({".windsurfrules": "Fixture legacy rule.\n"})
     (rule,) = map_windsurfrules(root, ".windsurfrules").rules
     assert (rule.name, rule.trigger) == ("windsurfrules", "always")
+
+
+@pytest.mark.parametrize(
+    ("front", "trigger", "globs", "inside", "outside"),
+    [
+        pytest.param(
+            "trigger: always_on",
+            "glob",
+            ("/api/**",),
+            "api/handlers/cart.py",
+            "web/cart.py",
+            id="always_on-for-its-folder",
+        ),
+        pytest.param(
+            "trigger: glob\nglobs: '*.sql'",
+            "glob",
+            ("/api/**/*.sql",),
+            "api/db/schema.sql",
+            "db/schema.sql",
+            id="a-name-glob-at-any-depth-under-it",
+        ),
+        pytest.param(
+            "trigger: glob\nglobs: db/*.sql",
+            "glob",
+            ("/api/db/*.sql",),
+            "api/db/schema.sql",
+            "db/schema.sql",
+            id="a-path-glob-from-it",
+        ),
+    ],
+)
+def test_a_subfolder_s_rules_apply_to_that_folder(
+    repo: WriteTree,
+    front: str,
+    trigger: str,
+    globs: tuple[str, ...],
+    inside: str,
+    outside: str,
+) -> None:
+    root = repo({"api/.windsurf/rules/x.md": f"---\n{front}\n---\nFixture.\n"})
+    mapped = map_windsurf(root, "api/.windsurf/rules/x.md")
+    (rule,) = mapped.rules
+    assert (rule.name, rule.trigger, rule.globs, rule.dialect) == (
+        "windsurf-api-x",
+        trigger,
+        globs,
+        "windsurf",
+    )
+    assert rule.description is not None
+    assert "api/" in rule.description
+    matcher = GlobSet.of("windsurf", rule.globs)
+    assert matcher.matches_path(inside)
+    assert not matcher.matches_path(outside)
+
+
+@pytest.mark.parametrize("trigger", ["model_decision", "manual"])
+def test_a_subfolder_s_rules_opened_by_name_or_description_stay_so(
+    repo: WriteTree, trigger: str
+) -> None:
+    root = repo(
+        {"api/.windsurf/rules/x.md": f"---\ntrigger: {trigger}\ndescription: D.\n---\nX.\n"}
+    )
+    (rule,) = map_windsurf(root, "api/.windsurf/rules/x.md").rules
+    assert rule.globs == ()
+    assert rule.trigger == ("description" if trigger == "model_decision" else "manual")

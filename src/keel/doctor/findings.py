@@ -69,6 +69,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "view.by-without-entity": ("Feature contexts", "warn"),
     "role.no-contexts": ("Feature contexts", "note"),
     "context.stubbed": ("Feature contexts", "warn"),
+    "role.always-over": ("Feature contexts", "warn"),
+    "role.catalog-over": ("Feature contexts", "warn"),
 }
 _ORDER = {check: index for index, check in enumerate(CHECKS)}
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from keel.importers.frontmatter import Unmappable, read_source
-from keel.importers.globs import escape
+from keel.importers.globs import escape, within
 from keel.importers.ids import slug
 from keel.importers.rules import (
     Mapped,
@@ -97,7 +97,7 @@ def _mode(
             )
         return ("glob", (f"/{escape(folder)}/**",)) if folder else ("always", ())
     if globs:
-        return "glob", tuple(_within(folder, g) for g in globs)
+        return "glob", tuple(within(folder, g) for g in globs)
     return ("description" if description is not None else "manual"), ()
 
 
@@ -149,17 +149,3 @@ def _always(notes: Notes) -> bool:
             key="alwaysApply",
         )
     return False
-
-
-def _within(folder: str, pattern: str) -> str:
-    """A nested rules folder's glob, anchored at the repository root."""
-    if not folder:
-        return pattern
-    negated = pattern.startswith("!")
-    body = pattern[1:] if negated else pattern
-    while body.startswith("./"):
-        body = body[2:]
-    inner = body.lstrip("/").rstrip("/")
-    anchored = body.startswith("/") or "/" in inner
-    prefix = f"/{escape(folder)}/" if anchored else f"/{escape(folder)}/**/"
-    return ("!" if negated else "") + prefix + body.lstrip("/")

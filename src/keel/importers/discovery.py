@@ -1,21 +1,25 @@
 """Finding a repository's rule files: where each coding agent looks, and nothing else.
 
-- Cursor: `.cursor/rules/**/*.mdc` and `*.md` (also a subfolder's `.cursor/rules/`), and
-  `.cursorrules` at the root.
-- Claude Code: `CLAUDE.md` (at the root, in `.claude/`, in any subfolder),
-  `.claude/skills/*/SKILL.md` with the files beside it, `.claude/rules/**/*.md`.
-- AGENTS.md: `AGENTS.md` or `agents.md` at the root and in any subfolder.
+- Cursor: `.cursor/rules/**/*.mdc` and `*.md`, and `.cursorrules`.
+- Claude Code: `CLAUDE.md` (also in `.claude/`), `.claude/skills/*/SKILL.md` with the
+  files beside it, `.claude/rules/**/*.md`.
+- AGENTS.md: `AGENTS.md` or `agents.md`.
 - GitHub Copilot: `.github/copilot-instructions.md`,
   `.github/instructions/**/*.instructions.md`.
-- Windsurf: `.windsurf/rules/**/*.md` (also a subfolder's), `.windsurfrules` at the root.
+- Windsurf: `.windsurf/rules/**/*.md`, `.windsurfrules`.
+
+Each at the root and in any subfolder: a sub-project keeps its own (`api/.github/`,
+`api/.cursorrules`), and the mappers scope those to their folder (see
+`keel.importers.nested`).
 
 A file that sits in one of those rule folders but is not a rule file the tool reads is
 reported, never passed over in silence. The walk skips version control, dependency and
-build folders, other hidden folders, symbolic links to folders, and the brain itself when
-it lives inside the repository. A rule file whose path is not valid UTF-8 (the file system
-hands its bytes over as lone surrogates, which no brain file can hold) is reported with
-those bytes shown as `\\xNN`, and not read; a name with a newline or any other character
-is data like any other (see `keel.importers.quoting`).
+build folders, other hidden folders, and the brain itself when it lives inside the
+repository; it follows a symbolic link to a folder inside the repository, and reports one
+that leads out of it where a tool reads rules. A rule file whose path is not valid UTF-8
+(the file system hands its bytes over as lone surrogates, which no brain file can hold)
+is reported with those bytes shown as `\\xNN`, and not read; a name with a newline or any
+other character is data like any other (see `keel.importers.quoting`).
 """
 
 from __future__ import annotations
@@ -76,6 +80,8 @@ class Found:
     windsurf: tuple[str, ...] = ()
     windsurfrules: tuple[str, ...] = ()
     stray: tuple[Notice, ...] = ()
+    # Every file the walk saw (UTF-8 names), rule files or not: what globs can be tried on.
+    files: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -99,8 +105,7 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
         k: [] for k in ("cursor", "cursorrules", "memory", "rules", "copilot", "windsurf", "wsr")
     }
     skills: dict[str, list[str]] = {}
-    stray: list[Notice] = []
-    paths = _walk(root, skip)
+    paths, stray = _walk(root, skip)
     links = _links(root, paths)
     for path in paths:
         kind = _kind(path)
@@ -122,7 +127,8 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
             stray.append(Notice(path=path, message=kind.removeprefix("stray:")))
         elif kind == "skill":
             parts = path.split("/")
-            skills.setdefault("/".join(parts[:3]), []).append(path)
+            at = _skills_at(parts) or 0
+            skills.setdefault("/".join(parts[: at + 3]), []).append(path)
         else:
             sorted_files[kind].append(path)
     found_skills: list[Skill] = []
@@ -149,26 +155,44 @@ def discover(root: Path, *, skip: Path | None = None) -> Found:
         windsurf=tuple(sorted(sorted_files["windsurf"])),
         windsurfrules=tuple(sorted_files["wsr"]),
         stray=tuple(sorted(stray, key=lambda n: n.path)),
+        files=tuple(p for p in paths if is_utf8(p)),
     )
 
 
-def _walk(root: Path, skip: Path | None) -> list[str]:
+def _walk(root: Path, skip: Path | None) -> tuple[list[str], list[Notice]]:
+    """Every file under `root`, by its path there; and why a linked folder was not walked.
+
+    A symbolic link to a folder is followed when the folder lies inside `root` (a skill
+    kept once and linked into `.claude/skills/`), and each real folder is walked once, so a
+    loop ends. A link out of `root` is never followed; when it stands where a tool reads
+    rules, that is said, since what it holds would otherwise vanish without a word.
+    """
     found: list[str] = []
+    notices: list[Notice] = []
     # os.path.realpath, not Path.resolve: a link that loops must not stop the walk.
+    top = os.path.realpath(root)
     skipped = os.path.realpath(skip) if skip is not None else None
-    for folder, dirs, files in os.walk(root):
+    seen = {top}
+    for folder, dirs, files in os.walk(root, followlinks=True):
         here = Path(folder)
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in SKIPPED_DIRS
-            and (not d.startswith(".") or d in RULE_DIRS)
-            and not (here / d).is_symlink()
-            and (skipped is None or os.path.realpath(here / d) != skipped)
-        )
         rel = here.relative_to(root).as_posix()
+        kept: list[str] = []
+        for name in sorted(dirs):
+            if name in SKIPPED_DIRS or (name.startswith(".") and name not in RULE_DIRS):
+                continue
+            real = os.path.realpath(here / name)
+            if real == skipped or real in seen:
+                continue
+            path = name if rel == "." else f"{rel}/{name}"
+            if (here / name).is_symlink() and os.path.commonpath([top, real]) != top:
+                if _kind(f"{path}/x.md") is not None:
+                    notices.append(Notice(path=path, message=_LINK_OUT))
+                continue
+            seen.add(real)
+            kept.append(name)
+        dirs[:] = kept
         found.extend(name if rel == "." else f"{rel}/{name}" for name in files)
-    return sorted(found)
+    return sorted(found), notices
 
 
 def _links(root: Path, paths: list[str]) -> dict[str, str]:
@@ -213,14 +237,14 @@ _FOLDERS = (
     ),
     _Folder(
         (".claude", "rules"),
-        False,
+        True,
         (".md",),
         "rules",
         "Claude Code reads only .md files in .claude/rules/ — not imported",
     ),
     _Folder(
         (".github", "instructions"),
-        False,
+        True,
         (".instructions.md",),
         "copilot",
         "Copilot reads only *.instructions.md files in .github/instructions/ — not imported "
@@ -232,6 +256,10 @@ _FILES = {
     ".windsurfrules": "wsr",
     ".github/copilot-instructions.md": "copilot",
 }
+_LINK_OUT = (
+    "a symbolic link to a folder outside the repository — not followed, so nothing in it is "
+    "imported; copy the folder in, or point the link inside the repository"
+)
 _LOOSE_SKILL = (
     "a skill is a folder with a SKILL.md (.claude/skills/<name>/SKILL.md); Claude Code loads "
     "no loose files here — not imported"
@@ -240,15 +268,25 @@ _LOOSE_SKILL = (
 
 def _kind(path: str) -> str | None:
     """What a path is: a kind of rule file, `stray:<why not>`, or None (not a rule place)."""
-    if path in _FILES:
-        return _FILES[path]
     parts = path.split("/")
-    if parts[:2] == [".claude", "skills"] and len(parts) > 2:
-        return "skill" if len(parts) > 3 else f"stray:{_LOOSE_SKILL}"
+    for name, kind in _FILES.items():  # at the root, or a sub-project's (`api/.cursorrules`)
+        if parts[-name.count("/") - 1 :] == name.split("/"):
+            return kind
+    skills = _skills_at(parts)
+    if skills is not None:
+        return "skill" if len(parts) > skills + 3 else f"stray:{_LOOSE_SKILL}"
     for folder in _FOLDERS:
         if _inside(parts, folder):
             return folder.kind if parts[-1].endswith(folder.suffixes) else f"stray:{folder.stray}"
     return "memory" if parts[-1] in MEMORY_NAMES else None
+
+
+def _skills_at(parts: list[str]) -> int | None:
+    """Where a `.claude/skills/` folder starts in a path below it, if it is below one."""
+    for at in range(len(parts) - 2):
+        if parts[at : at + 2] == [".claude", "skills"]:
+            return at
+    return None
 
 
 def _inside(parts: list[str], folder: _Folder) -> bool:

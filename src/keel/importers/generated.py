@@ -111,10 +111,17 @@ def instructions(rule: Rule, ids: Mapping[str, str]) -> str:
 
 
 def context_text(
-    *, source: str, description: str | None, when: Sequence[WhenWord], chars: int, body: str
+    *,
+    source: str,
+    description: str | None,
+    when: Sequence[WhenWord],
+    chars: int,
+    body: str,
+    also: Sequence[str] = (),
 ) -> str:
-    """A `<id>.context.md` file."""
+    """A `<id>.context.md` file; `also`, the parallel rules it stands for, as comments."""
     lines = ["---", marker(source)]
+    lines.extend(f"# also stands for {quoted(s)}, the same rule for another tool" for s in also)
     if description is not None:
         lines.append(f"description: {quoted(description)}")
     lines.append(f"when: [{', '.join(when)}]")
@@ -173,14 +180,24 @@ line are rewritten or removed, and files without that line are left alone.
 
 
 def role_text(
-    role: str, source_name: str, contexts: Sequence[str], *, max_active: int | None = None
+    role: str,
+    source_name: str,
+    contexts: Sequence[str],
+    *,
+    max_active: int | None = None,
+    turn_chars: int | None = None,
+    catalog_tokens: int | None = None,
 ) -> str:
     """A new role for the imported contexts: a CLI coding agent that may open them, with
-    room for `max_active` contexts a turn when given."""
+    room for `max_active` contexts and `turn_chars` characters a turn when given."""
     name = shown(source_name)
     listed = "".join(f"  - {c}\n" for c in contexts) if contexts else ""
     key = "contexts:\n" + listed if contexts else "contexts: []\n"
-    budget = "" if max_active is None else f"contexts_budget:\n  maxActive: {max_active}\n"
+    knobs = [("maxActive", max_active), ("turnChars", turn_chars)]
+    given = "".join(f"  {k}: {v}\n" for k, v in knobs if v is not None)
+    budget = f"contexts_budget:\n{given}" if given else ""
+    if catalog_tokens is not None:
+        budget += f"sections:\n  context.catalog: {catalog_tokens}\n"
     return f"""---
 {WRITTEN} — `keel import --role {role}` keeps contexts: in step with the rules
 description: {quoted(f"A coding agent working in {name}, under its imported rules.")}

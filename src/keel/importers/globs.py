@@ -28,8 +28,9 @@ what it matches. `*` matches names that start with a dot.
 Paths are POSIX and relative to the repository root. A text names a path when one of its
 words contains a `/` or ends in a file extension (`src/app.ts`, `./x.py:12`, `@a/b.md`,
 `` `setup.cfg` ``); a bare word (`Makefile`) counts only for a glob whose last segment is
-that literal name. An absolute path, a `../` path or a URL is tried by every tail, since
-where the repository root sits inside it cannot be known.
+that literal name, and a folder written with its trailing `/` (`frontend/`) for a glob that
+takes every file in it (`frontend/**`). An absolute path, a `../` path or a URL is tried
+by every tail, since where the repository root sits inside it cannot be known.
 """
 
 from __future__ import annotations
@@ -160,6 +161,21 @@ def split_globs(text: str) -> tuple[str, ...]:
 def escape(text: str) -> str:
     """`text` as a literal inside a glob (a folder named `app/[id]` stays that folder)."""
     return "".join("\\" + c if c in "\\*?[]{}!" else c for c in text)
+
+
+def within(folder: str, pattern: str) -> str:
+    """A glob of a rules folder below the root (`backend/.cursor/rules/`), anchored at the
+    repository root: a pattern with a `/` from `folder`, one without at any depth under it."""
+    if not folder:
+        return pattern
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    while body.startswith("./"):
+        body = body[2:]
+    inner = body.lstrip("/").rstrip("/")
+    anchored = body.startswith("/") or "/" in inner
+    prefix = f"/{escape(folder)}/" if anchored else f"/{escape(folder)}/**/"
+    return ("!" if negated else "") + prefix + body.lstrip("/")
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -345,6 +361,7 @@ _LOCATION = re.compile(r"(?:#L\d+(?:-L?\d+)?|(?::\d+){1,2})$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
 _DRIVE = re.compile(r"^[A-Za-z]:/")
 _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_ANY_NAME = "\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,8 +369,17 @@ class _Candidate:
     path: str
     tails: bool  # absolute, `../` or a URL: try every tail
     bare: bool  # a word without `/` or extension: only literal names may match it
+    folder: bool = False  # written with a trailing `/` (`frontend/`): a folder, by its files
 
     def variants(self) -> Iterator[str]:
+        for path in self._paths():
+            yield path
+            if self.folder:
+                # Any file of the folder: a NUL is in no real name, so only a pattern that
+                # takes every name there (`frontend/**`, `frontend/*`) matches it.
+                yield f"{path}/{_ANY_NAME}"
+
+    def _paths(self) -> Iterator[str]:
         yield self.path
         if self.tails:
             parts = self.path.split("/")
@@ -372,11 +398,12 @@ def _candidate(word: str, *, in_text: bool) -> _Candidate | None:
     path = word.strip()
     if in_text:
         path = _LOCATION.sub("", path.lstrip("@*").rstrip(".:;!?*"))
+    folder = in_text and path.endswith("/") and not path.endswith("//")
     path, tails = _relative(path)
     if not path:
         return None
-    if not in_text or "/" in path or _EXTENSION.search(path):
-        return _Candidate(path, tails, bare=False)
+    if not in_text or "/" in path or _EXTENSION.search(path) or folder:
+        return _Candidate(path, tails, bare=False, folder=folder)
     if _BARE.fullmatch(path):
         return _Candidate(path, tails, bare=True)
     return None

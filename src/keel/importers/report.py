@@ -7,7 +7,7 @@ relative to the brain. `to_json()` is what `keel import --json` prints.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from keel.brain.specs import WhenWord
 from keel.importers.rules import Notice, Tool, Trigger
@@ -26,6 +26,7 @@ class ImportedRule:
     description: str | None = None
     globs: tuple[str, ...] = ()
     code: str | None = None  # the generated `<id>.context.py`, for glob rules
+    also: tuple[str, ...] = ()  # the parallel rules merged into this context
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +39,33 @@ class ImportedRule:
             "description": self.description,
             "globs": list(self.globs),
             "code": self.code,
+            "also": list(self.also),
+        }
+
+
+# imported: it became a context; merged: a parallel rule (the same text for another tool)
+# folded into another's context; named: a file beside a skill, which the skill's context
+# names by path; excluded: by --exclude; skipped: it could not be imported (the reason);
+# refused: its context's file could not be written (see `refused`).
+Fate = Literal["imported", "merged", "named", "excluded", "skipped", "refused"]
+FATES: tuple[Fate, ...] = ("imported", "merged", "named", "excluded", "skipped", "refused")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seen:
+    """One source file the import looked at, and what became of it."""
+
+    path: str
+    fate: Fate
+    context: str | None = None  # the context it became, or the one that names it
+    reason: str | None = None  # why it was not imported
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "fate": self.fate,
+            "context": self.context,
+            "reason": self.reason,
         }
 
 
@@ -53,6 +81,12 @@ class RoleChange:
     # The `contexts_budget.maxActive` the import gave the role, so that its always-on
     # contexts are not stubbed; None when it had room already.
     max_active: int | None = None
+    # The `contexts_budget.turnChars` it gave the role, so that the always-on rules fit
+    # beside what a turn carries anyway; None when it had room already.
+    turn_chars: int | None = None
+    # The `sections: context.catalog` budget (tokens) it gave the role, so that the catalog
+    # lines of the ask contexts fit; None when it had room already.
+    catalog_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +96,8 @@ class RoleChange:
             "added": list(self.added),
             "dropped": list(self.dropped),
             "max_active": self.max_active,
+            "turn_chars": self.turn_chars,
+            "catalog_tokens": self.catalog_tokens,
         }
 
 
@@ -82,6 +118,8 @@ class ImportReport:
     skipped: tuple[Notice, ...] = ()
     refused: tuple[Notice, ...] = ()
     hint: str | None = None
+    # Every file found in a place a tool reads rules from, each with its fate, by path.
+    seen: tuple[Seen, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -105,4 +143,5 @@ class ImportReport:
             "skipped": [n.to_json() for n in self.skipped],
             "refused": [n.to_json() for n in self.refused],
             "hint": self.hint,
+            "seen": [f.to_json() for f in self.seen],
         }

@@ -36,6 +36,8 @@ from keel.importers.owned import ROLE, BrainFiles
 from keel.importers.report import RoleChange
 from keel.importers.rules import Notice
 
+CATALOG = "context.catalog"  # the section that lists the ask contexts
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Room:
@@ -47,6 +49,12 @@ class Room:
 
     needed: int = 0
     default: int = 0
+    # The same for `turnChars`: the characters of the always-on rules on top of a turn's.
+    chars_needed: int = 0
+    chars_default: int = 0
+    # And the catalog section's budget (tokens), for the lines of the ask contexts.
+    catalog_needed: int = 0
+    catalog_default: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +92,20 @@ def plan_role(
     if not paths:
         path = f"features/{feature}/{role}{ROLE}"
         raised = room.needed if room.needed > room.default else None
-        change = RoleChange(role=role, path=path, created=True, added=tuple(add), max_active=raised)
-        text = role_text(role, source_name, add, max_active=raised)
+        chars = room.chars_needed if room.chars_needed > room.chars_default else None
+        catalog = room.catalog_needed if room.catalog_needed > room.catalog_default else None
+        change = RoleChange(
+            role=role,
+            path=path,
+            created=True,
+            added=tuple(add),
+            max_active=raised,
+            turn_chars=chars,
+            catalog_tokens=catalog,
+        )
+        text = role_text(
+            role, source_name, add, max_active=raised, turn_chars=chars, catalog_tokens=catalog
+        )
         return RolePlan(change=change, path=path, text=text)
     path = paths[0]
     try:
@@ -106,6 +126,8 @@ def plan_role(
         added=edited.added,
         dropped=edited.dropped,
         max_active=edited.raised,
+        turn_chars=edited.raised_chars,
+        catalog_tokens=edited.raised_catalog,
     )
     return RolePlan(change=change, path=path, text=edited.text, warnings=warnings)
 
@@ -176,6 +198,8 @@ class _Edited:
     added: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     raised: int | None = None
+    raised_chars: int | None = None
+    raised_catalog: int | None = None
 
 
 def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Edited | str:
@@ -203,32 +227,41 @@ def _edit(text: str, add: Sequence[str], drop: Sequence[str], room: Room) -> _Ed
             listed.remove(ident)
         added = tuple(a for a in add if a not in listed)
         listed.extend(added)
-    raised = _raise_max_active(front, room)
-    if isinstance(raised, str):
-        return raised
-    if not added and not dropped and raised is None:
+    results = (
+        _raise(front, "maxActive", room.needed, room.default),
+        _raise(front, "turnChars", room.chars_needed, room.chars_default),
+        _raise(front, CATALOG, room.catalog_needed, room.catalog_default, within="sections"),
+    )
+    problem = next((r for r in results if isinstance(r, str)), None)
+    if problem is not None:
+        return problem
+    raised, chars, catalog = (None if isinstance(r, str) else r for r in results)
+    if not added and not dropped and (raised, chars, catalog) == (None, None, None):
         return _Edited(text, front)
     out = io.StringIO()
     _yaml().dump(front, out)
-    return _Edited("---\n" + out.getvalue() + "---\n" + rest, front, added, dropped, raised)
+    new = "---\n" + out.getvalue() + "---\n" + rest
+    return _Edited(new, front, added, dropped, raised, chars, catalog)
 
 
-def _raise_max_active(front: CommentedMap, room: Room) -> int | str | None:
-    """Set `contexts_budget.maxActive` to `room.needed` when the role carries fewer; the
-    value set, None when it already has room, or why the file cannot be changed."""
-    budget = front.get("contexts_budget")
-    current = budget.get("maxActive") if isinstance(budget, dict) else None
+def _raise(
+    front: CommentedMap, key: str, needed: int, default: int, *, within: str = "contexts_budget"
+) -> int | str | None:
+    """Set `<within>.<key>` to `needed` when the role allows less; the value set, None when
+    it already has room, or why the file cannot be changed."""
+    budget = front.get(within)
+    current = budget.get(key) if isinstance(budget, dict) else None
     if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
         return None  # not a number: the loader refuses the file and says so; left as written
-    if room.needed <= (room.default if current is None else current):
+    if needed <= (default if current is None else current):
         return None
     if budget is None:
         budget = CommentedMap()
-        front["contexts_budget"] = budget
+        front[within] = budget
     if not isinstance(budget, dict):
-        return "its contexts_budget: is not a mapping"
-    budget["maxActive"] = room.needed
-    return room.needed
+        return f"its {within}: is not a mapping"
+    budget[key] = needed
+    return needed
 
 
 def _capabilities(path: str, role: str, front: Any) -> tuple[Notice, ...]:

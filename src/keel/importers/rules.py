@@ -76,6 +76,7 @@ class Rule:
     dialect: Dialect | None = None
     globs: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = ()
+    also: tuple[str, ...] = ()  # sources of parallel rules merged into this one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +161,12 @@ class Notes:
         else:
             self.warn(f"'{key}' is not a glob list ({type(value).__name__}) — ignored", key=key)
             return ()
+        if not patterns:
+            # `globs: ","` or `globs: ["", " "]`: written as if it meant something, so say
+            # that it holds no pattern (a bare `globs:` is no glob and needs no word).
+            if _holds_text(value):
+                self.warn(f"'{key}' holds no pattern — read as no globs", key=key)
+            return ()
         kept: list[str] = []
         for pattern in patterns:
             try:
@@ -169,6 +176,13 @@ class Notes:
                 continue
             kept.append(pattern)
         return tuple(kept)
+
+
+def _holds_text(value: object) -> bool:
+    """Whether a frontmatter value has any text but blanks (a list: any of its items)."""
+    if isinstance(value, list):
+        return any(_holds_text(item) for item in value)
+    return isinstance(value, str) and bool(value.strip())
 
 
 def catalog_line(text: str, notes: Notes | None = None) -> str:

@@ -19,19 +19,26 @@ write stays inside the brain (`keel.importers.writing`).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import shlex
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from keel.assemble.texts import catalog_text
 from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
+from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.specs import WhenWord
 from keel.errors import UsageError
+from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
 from keel.importers.copilot import map_copilot
 from keel.importers.cursor import map_cursor, map_cursorrules
-from keel.importers.discovery import Found, discover
+from keel.importers.dedupe import dedupe
+from keel.importers.discovery import Found, Skill, discover
+from keel.importers.excluding import Excluded, compile_excludes, exclude
 from keel.importers.generated import (
     brain_refusal,
     code_text,
@@ -41,19 +48,35 @@ from keel.importers.generated import (
     instructions,
     marker,
 )
+from keel.importers.globs import escape
 from keel.importers.ids import assign, is_id, slug
+from keel.importers.nested import rescope, split
 from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
+from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
-from keel.importers.roles import Room, listing, plan_role
+from keel.importers.roles import CATALOG, Room, listing, plan_role
 from keel.importers.rules import Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from keel.importers.writing import Writes, feature_problem
+from keel.tokens.estimate import estimate_many, estimate_tokens
 
 
 def import_rules(
-    source: Path, brain: Path, *, feature: str | None = None, role: str | None = None
+    source: Path,
+    brain: Path,
+    *,
+    feature: str | None = None,
+    role: str | None = None,
+    excludes: Sequence[str] = (),
+    force: bool = False,
 ) -> ImportReport:
-    """Import the rule files under `source` into `brain` as `features/<feature>/`."""
+    """Import the rule files under `source` into `brain` as `features/<feature>/`.
+
+    `excludes`: `.gitignore`-like patterns of source files to leave out (see
+    `keel.importers.excluding`). `force`: overwrite a file of the feature's folder that
+    `keel import` did not write (an imported file whose marker line was deleted) where a
+    rule's file goes, instead of refusing that rule; each one is named in the warnings.
+    """
     source_dir = _directory(source, "give the repository whose rules to import")
     brain_dir = _brain(brain)
     name = feature if feature is not None else slug(source_dir.name)
@@ -67,13 +90,16 @@ def import_rules(
             f"--role {role!r}: not a usable role id — use letters, digits, '_' and '-', "
             f"e.g. --role {slug(role)}"
         )
+    patterns = compile_excludes(excludes)
     problem = feature_problem(brain_dir, name)
     if problem is not None:  # before anything is read
         raise UsageError(problem)
-    found = discover(source_dir, skip=brain_dir)
-    mapped = _map(source_dir, found)
+    left = exclude(discover(source_dir, skip=brain_dir), patterns)
+    mapped = _map(source_dir, left.found)
     files = scan_brain(brain_dir, name)
-    return _Import(brain_dir, source_dir, name, role, files, mapped, found, given=source).run()
+    return _Import(
+        brain_dir, source_dir, name, role, files, mapped, left, given=source, force=force
+    ).run()
 
 
 def _directory(path: Path, fix: str) -> Path:
@@ -102,16 +128,35 @@ def _brain(path: Path) -> Path:
 def _map(root: Path, found: Found) -> list[Mapped]:
     mapped = [Mapped(skipped=found.stray)]
     mapped.extend(map_cursor(root, p) for p in found.cursor)
-    mapped.extend(
-        map_cursorrules(root, p, beside_rules=bool(found.cursor)) for p in found.cursorrules
-    )
+    for path in found.cursorrules:
+        folder, _ = split(path)
+        rules_folder = f"{folder}/.cursor/rules/" if folder else ".cursor/rules/"
+        beside = any(p.startswith(rules_folder) for p in found.cursor)
+        mapped.append(_nested(root, path, partial(_cursorrules, beside=beside)))
     mapped.extend(map_memory(root, p) for p in found.memory)
-    mapped.extend(map_skill(root, s) for s in found.skills)
-    mapped.extend(map_claude_rule(root, p) for p in found.claude_rules)
-    mapped.extend(map_copilot(root, p) for p in found.copilot)
+    for skill in found.skills:
+        folder, inner = split(skill.folder)
+        files = tuple(f.removeprefix(f"{folder}/") if folder else f for f in skill.files)
+        sub = root / folder if folder else root
+        mapped.append(rescope(map_skill(sub, Skill(folder=inner, files=files)), folder))
+    mapped.extend(_nested(root, p, map_claude_rule) for p in found.claude_rules)
+    mapped.extend(_nested(root, p, map_copilot) for p in found.copilot)
     mapped.extend(map_windsurf(root, p) for p in found.windsurf)
-    mapped.extend(map_windsurfrules(root, p) for p in found.windsurfrules)
+    mapped.extend(_nested(root, p, map_windsurfrules) for p in found.windsurfrules)
     return mapped
+
+
+def _cursorrules(root: Path, path: str, *, beside: bool) -> Mapped:
+    return map_cursorrules(root, path, beside_rules=beside)
+
+
+def _nested(root: Path, path: str, mapper: Callable[[Path, str], Mapped]) -> Mapped:
+    """Map a rule file of a sub-project's tool folder as its tool sees it there, then scope
+    it to that folder (see `keel.importers.nested`); a root one as it is."""
+    folder, inner = split(path)
+    if not folder:
+        return mapper(root, path)
+    return rescope(mapper(root / folder, inner), folder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,18 +179,23 @@ class _Import:
         role: str | None,
         files: BrainFiles,
         mapped: list[Mapped],
-        found: Found,
+        left: Excluded,
         *,
         given: Path,
+        force: bool,
     ) -> None:
         self.brain, self.source, self.feature, self.role = brain, source, feature, role
         self.given = given  # the source as the caller wrote it, for messages
         self.folder = f"features/{feature}"
         self.files = files
-        self.found = found
-        self.rules = sorted((r for m in mapped for r in m.rules), key=lambda r: r.source)
-        self.warnings: list[Notice] = [w for m in mapped for w in m.warnings]
-        self.skipped: list[Notice] = [s for m in mapped for s in m.skipped]
+        self.found = left.found
+        self.excluded = left.sources
+        self.force = force
+        self.rules, self.merged = dedupe([r for m in mapped for r in m.rules])
+        self.warnings: list[Notice] = [*left.warnings, *(w for m in mapped for w in m.warnings)]
+        self.skipped: list[Notice] = [*left.skipped, *(s for m in mapped for s in m.skipped)]
+        self.warnings.extend(unmatched(self.rules, left.found.files))
+        self.refused_rules: dict[str, str] = {}  # rule source -> the brain file refused
         self.out = Writes(brain)
         self.refused = self.out.refused  # one list: the files in the way, the writes refused
 
@@ -153,10 +203,12 @@ class _Import:
         turn_chars, max_active = self._knobs()
         ids = assign(
             [(r.source, r.name) for r in self.rules],
-            taken=self._taken(),
+            taken=self._taken() | self._excluded_ids(),
             previous=self.files.previous_ids(),
         )
-        keep: set[str] = set()
+        # An excluded source's files from an earlier run stay as they are: excluding is how
+        # a user keeps the import away from them, not a way to delete them.
+        keep = {p for p, s in self.files.owned.items() if s in self.excluded}
         placed = {r.source: ids[r.source] for r in self.rules if self._free(r, ids[r.source])}
         for rule in self.rules:
             if rule.source not in placed:
@@ -168,9 +220,10 @@ class _Import:
                 imported.append(plan.rule)
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
-        role = self._role(imported, removed_ids, max_active)
+        role = self._role(imported, removed_ids, max_active, turn_chars)
         if role is None:
             self._crowding(imported, max_active)
+        self._window(imported)
         return ImportReport(
             source=str(self.source),
             brain=str(self.brain),
@@ -185,7 +238,26 @@ class _Import:
             skipped=tuple(sorted(self.skipped, key=lambda n: n.path)),
             refused=tuple(self.refused),
             hint=self._hint(imported),
+            seen=account(
+                self.found,
+                Outcomes(
+                    rules=self.rules,
+                    imported=imported,
+                    refused=self.refused_rules,
+                    merged=self.merged,
+                    skipped=self.skipped,
+                    excluded=self.excluded,
+                ),
+            ),
         )
+
+    def _catalog_room(self, imported: list[ImportedRule]) -> tuple[int, int]:
+        """The catalog budget (tokens) the imported ask contexts' lines need — rounded up to
+        a hundred — and what a role that sets none gets."""
+        entries = tuple((r.context, r.description or "") for r in imported if r.when == ("ask",))
+        needed = -(-estimate_tokens(catalog_text(entries)) // 100) * 100 if entries else 0
+        default = SectionBudgets.of(None, load_brain(self.brain).manifest)(CATALOG)
+        return needed, default or 0
 
     def _knobs(self) -> tuple[int, int]:
         budget = load_brain(self.brain).manifest.contexts
@@ -205,32 +277,37 @@ class _Import:
                 taken.add(ident)
         return taken
 
+    def _excluded_ids(self) -> set[str]:
+        """The ids an earlier run gave the sources now excluded, whose files stay."""
+        return {i for s, i in self.files.previous_ids().items() if s in self.excluded}
+
     def _free(self, rule: Rule, ident: str) -> bool:
         """Whether the rule's files may be written; refuse it when an author's file, a link
-        or anything but a plain file is there."""
+        or anything but a plain file is there (an author's file only without --force)."""
+        forced: list[Notice] = []
         for suffix in (CONTEXT, CODE):
             path = f"{self.folder}/{ident}{suffix}"
-            problem = self.out.problem(path) if suffix == CONTEXT or _coded(rule) else None
+            ours = suffix == CONTEXT or _coded(rule)  # whether the rule writes this path
+            problem = self.out.problem(path) if ours else None
             if problem is not None:
                 self.refused.append(Notice(path=path, message=problem))
+                self.refused_rules[rule.source] = path
                 return False
-            if path in self.files.present and path not in self.files.owned:
-                if suffix == CODE and rule.trigger != "glob":
-                    why = (
-                        f"beside the context for {rule.source} it would become that context's code"
-                    )
-                else:
-                    why = f"the context for {rule.source} needs its name"
-                self.refused.append(
+            if path not in self.files.present or path in self.files.owned:
+                continue
+            if self.force and ours:
+                forced.append(
                     Notice(
                         path=path,
-                        message=f"not written by keel import, and {why} — left alone, so that "
-                        "rule is not imported; move the file away (or, if it is an imported "
-                        f"file you edited, put back its marker line: {marker(rule.source)!r}), "
-                        "then re-run",
+                        message="not written by keel import; overwritten (--force) by the "
+                        f"import of {rule.source}",
                     )
                 )
-                return False
+                continue
+            self.refused.append(Notice(path=path, message=_in_the_way(rule, suffix, ours)))
+            self.refused_rules[rule.source] = path
+            return False
+        self.warnings.extend(forced)  # said only once the rule is sure to be written
         return True
 
     def _plans(self, placed: dict[str, str], turn_chars: int) -> list[_Planned]:
@@ -271,6 +348,7 @@ class _Import:
                     when=when,
                     chars=chars,
                     body=body,
+                    also=rule.also,
                 ),
             )
         ]
@@ -293,6 +371,7 @@ class _Import:
             description=rule.description,
             globs=rule.globs,
             code=files[1][0] if len(files) > 1 else None,
+            also=rule.also,
         )
         return _Planned(files=tuple(files), rule=imported, warnings=warnings)
 
@@ -300,6 +379,7 @@ class _Import:
         """Write the rule's files; when one is refused, keep what an earlier run wrote."""
         for path, text in plan.files:
             if not self.out.put(path, text):
+                self.refused_rules[plan.rule.source] = path
                 keep.update(p for p, s in self.files.owned.items() if s == plan.rule.source)
                 return False
             keep.add(path)
@@ -328,7 +408,7 @@ class _Import:
         self._put(path, feature_text(self.source.name, (r.tool for r in imported)))
 
     def _role(
-        self, imported: list[ImportedRule], removed: list[str], max_active: int
+        self, imported: list[ImportedRule], removed: list[str], max_active: int, turn_chars: int
     ) -> RoleChange | None:
         others = [p for r, paths in self.files.roles.items() if r != self.role for p in paths]
         self.warnings.extend(listing(self.brain, others, removed))
@@ -336,8 +416,17 @@ class _Import:
             return None
         # Links that files and opens bring come before `always` ones: give the always-on
         # rules room on top of what a turn of this brain carries anyway.
-        always = sum(r.when == ("always",) for r in imported)
-        room = Room(needed=always + max_active if always else 0, default=max_active)
+        always = [r for r in imported if r.when == ("always",)]
+        always_chars = sum(r.chars for r in always)
+        catalog_needed, catalog_default = self._catalog_room(imported)
+        room = Room(
+            needed=len(always) + max_active if always else 0,
+            default=max_active,
+            chars_needed=always_chars + turn_chars if always else 0,
+            chars_default=turn_chars,
+            catalog_needed=catalog_needed,
+            catalog_default=catalog_default,
+        )
         plan = plan_role(
             self.brain,
             self.role,
@@ -380,8 +469,33 @@ class _Import:
                 )
             )
 
+    def _window(self, imported: list[ImportedRule]) -> None:
+        """Warn when the always-on rules alone would not fit the model's input: no budget
+        the import can set makes them fit, so the sources must change (or the model)."""
+        always = {r.source for r in imported if r.when == ("always",)}
+        bodies = [r.body for r in self.rules if r.source in always]
+        if not bodies:
+            return
+        tokens = sum(estimate_many(bodies))
+        brain = load_brain(self.brain)
+        spec = brain.roles.get(self.role) if self.role is not None else None
+        limits = model_limits(spec, brain.manifest)
+        if tokens > limits.input_allocation:
+            self.warnings.append(
+                Notice(
+                    path="constitution/MANIFEST.yaml",
+                    message=f"the {len(bodies)} always-on rules are about {tokens:,} tokens, "
+                    f"more than the model's input allocation ({limits.input_allocation:,} "
+                    f"tokens, model {limits.name!r}) — no turn can carry them whole; make some "
+                    "of the source rules description- or glob-triggered, or give the model a "
+                    "larger window (model: in MANIFEST or the role)",
+                )
+            )
+
     def _hint(self, imported: list[ImportedRule]) -> str | None:
         if not imported and not self.found.count:
+            if self.excluded:
+                return f"every rule file found in {self.given} was excluded — nothing to import"
             return f"no rule files found in {self.given} — nothing to import"
         if self.role is not None or not imported:
             return None
@@ -390,6 +504,26 @@ class _Import:
             "--role ROLE (an existing role gets them in contexts:, a new one is created), "
             "or list their ids in a role's contexts:"
         )
+
+
+def _in_the_way(rule: Rule, suffix: str, ours: bool) -> str:
+    """Why an author's file at one of the rule's paths keeps the rule out, and the ways on."""
+    if suffix == CODE and not ours:
+        why = f"beside the context for {rule.source} it would become that context's code"
+        ways = "move the file away"  # --force writes only the rule's own files
+    else:
+        why = f"the context for {rule.source} needs its name"
+        ways = (
+            # The source as an exact pattern: anchored, its glob characters escaped.
+            f"move the file away, re-run with --exclude {shlex.quote('/' + escape(rule.source))} "
+            "to keep it as "
+            "it is, or with --force to overwrite it"
+        )
+    return (
+        f"not written by keel import, and {why} — left alone, so that rule is not imported; "
+        f"{ways} (or, if it is an imported file you edited, put back its marker line: "
+        f"{marker(rule.source)!r}), then re-run"
+    )
 
 
 def _coded(rule: Rule) -> bool:

@@ -8,6 +8,10 @@
 - no trigger → `when: [ask]`, with a warning.
 - `.windsurfrules` (legacy, at the root): every message → `when: [always]`.
 
+A `.windsurf/rules/` folder below the root (`backend/.windsurf/rules/`) applies to its own
+folder, as Cursor's does: its always-on rules link for files under `backend/`, its globs
+are read from there.
+
 A `trigger` Windsurf does not know keeps the file out (with the nearest real one). `globs`
 is a comma-separated text or a list, read like Cursor's (see `keel.importers.globs`).
 Windsurf reads only the first 12,000 characters of a rule; a longer one is imported whole,
@@ -21,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from keel.importers.frontmatter import Unmappable, read_source
+from keel.importers.globs import escape, within
 from keel.importers.ids import slug
 from keel.importers.rules import (
     Mapped,
@@ -58,9 +63,12 @@ def map_windsurf(root: Path, path: str) -> Mapped:
     parts = path.split("/")
     at = len(parts) - 1 - parts[::-1].index(".windsurf")
     stem = parts[-1].removesuffix(".md")
-    trigger, globs = _trigger(notes, written)
+    folder = "/".join(parts[:at])
+    trigger, globs = _scoped(folder, *_trigger(notes, written))
     given = notes.text("description")
     title = title_of(doc.body, stem)
+    if given is None and trigger == "glob" and written == "always_on":
+        given = generated_description("windsurf", path, title, f"for files under {folder}/")
     if given is None and trigger == "description":
         notes.warn(
             "trigger: model_decision without a description — the model has nothing to decide "
@@ -95,6 +103,18 @@ def map_windsurf(root: Path, path: str) -> Mapped:
     return Mapped(rules=(rule,), warnings=tuple(notes.found))
 
 
+def _scoped(
+    folder: str, trigger: Trigger, globs: tuple[str, ...]
+) -> tuple[Trigger, tuple[str, ...]]:
+    """A subfolder's rule as applying to that folder: always-on for the files under it,
+    its globs read from it; the root's rules as they are."""
+    if not folder:
+        return trigger, globs
+    if trigger == "always":
+        return "glob", (f"/{escape(folder)}/**",)
+    return trigger, tuple(within(folder, g) for g in globs)
+
+
 def _unknown(path: str, written: object, line: int | None) -> Notice:
     near = difflib.get_close_matches(str(written), list(TRIGGERS), n=1, cutoff=0.6)
     hint = f" — did you mean '{near[0]}'?" if near else ""
@@ -117,7 +137,8 @@ def _trigger(notes: Notes, written: object) -> tuple[Trigger, tuple[str, ...]]:
     trigger = TRIGGERS[written] if isinstance(written, str) else "manual"
     globs = notes.globs("globs", "windsurf")
     if trigger != "glob":
-        if "globs" in notes.doc.front:
+        # Windsurf writes an empty `globs:` into every rule it creates: no glob, no word.
+        if globs:
             notes.warn(
                 f"globs is set but trigger is {written} — ignored, as Windsurf ignores it",
                 key="globs",

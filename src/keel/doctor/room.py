@@ -1,0 +1,70 @@
+"""Room: whether each role's always-on contexts and its catalog fit its budgets.
+
+Read from the files alone, before any turn is recorded: a role that admits more `always`
+contexts than a turn carries (`maxActive`), or more of their characters than a turn may use
+(`turnChars`), has some stubbed on every turn; a catalog over its `context.catalog` section
+budget is cut. `keel import --role` sizes the roles it writes; this finds the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from keel.assemble.texts import catalog_text
+from keel.brain.knobs import TurnSettings, turn_settings
+from keel.doctor.findings import Finding, found
+from keel.doctor.scope import Scope
+from keel.tokens.estimate import estimate_tokens
+
+CATALOG = "context.catalog"
+
+
+def check(scope: Scope) -> Iterator[Finding]:
+    for ident in sorted(scope.brain.roles):
+        role = scope.brain.roles[ident]
+        settings = turn_settings(scope.brain, role)
+        yield from _always(ident, role.path, settings)
+        yield from _catalog(ident, role.path, settings)
+
+
+def _always(ident: str, path: str | None, settings: TurnSettings) -> Iterator[Finding]:
+    always = settings.always
+    knobs = settings.knobs
+    if len(always) > knobs.max_active:
+        yield found(
+            "role.always-over",
+            f"role '{ident}'",
+            f"role '{ident}' admits {len(always)} always-on contexts, but a turn carries at "
+            f"most {knobs.max_active} (maxActive): {len(always) - knobs.max_active} of them are "
+            "stubbed on every turn — raise contexts_budget.maxActive in the role (keel import "
+            "--role does it for imported rules), or make some of them `ask`",
+            file=path,
+        )
+    chars = sum(settings.chars[c] for c in always)
+    if chars > knobs.turn_chars:
+        yield found(
+            "role.always-over",
+            f"role '{ident}'",
+            f"role '{ident}' admits always-on contexts of {chars:,} characters together, but a "
+            f"turn's contexts may use {knobs.turn_chars:,} (turnChars): some are stubbed on "
+            "every turn — raise contexts_budget.turnChars in the role, or shorten or narrow "
+            "those contexts",
+            file=path,
+        )
+
+
+def _catalog(ident: str, path: str | None, settings: TurnSettings) -> Iterator[Finding]:
+    budget = settings.budgets[CATALOG]
+    if budget is None or not settings.catalog:
+        return
+    tokens = estimate_tokens(catalog_text(settings.catalog))
+    if tokens > budget:
+        yield found(
+            "role.catalog-over",
+            f"role '{ident}'",
+            f"role '{ident}''s catalog of {len(settings.catalog)} ask contexts is about "
+            f"{tokens:,} tokens, over its context.catalog budget of {budget:,} "
+            f"({tokens * 100 // budget} %), so it is cut — raise sections: context.catalog in "
+            "the role (keel import --role does it for imported rules), or admit fewer contexts",
+            file=path,
+        )
