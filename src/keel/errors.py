@@ -53,5 +53,14 @@ class StoreError(KeelError):
     """The database cannot be reached or used."""
 
 
+class StateRefused(StoreError):
+    """The database refused a state file's SQL (`path`, at `line` when known)."""
+
+    def __init__(self, message: str, *, path: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
 class UsageError(KeelError):
     """The caller asked for something that cannot be done as asked."""

@@ -59,6 +59,8 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "context.over-budget": ("Feature contexts", "warn"),
     "view.shared": ("Feature contexts", "warn"),
     "view.missing": ("Feature contexts", "fail"),
+    "state.pending": ("Feature contexts", "warn"),
+    "state.refused": ("Feature contexts", "fail"),
     "view.by-column": ("Feature contexts", "fail"),
     "view.unchecked": ("Feature contexts", "note"),
     "view.timeout": ("Feature contexts", "warn"),

@@ -9,7 +9,18 @@ from sqlalchemy import Connection
 
 from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
-from keel.doctor import access, code, contexts, entities, people, roles, room, tenancy, views
+from keel.doctor import (
+    access,
+    code,
+    contexts,
+    entities,
+    people,
+    roles,
+    room,
+    state,
+    tenancy,
+    views,
+)
 from keel.doctor.findings import Finding, Report
 from keel.doctor.scope import Risks, Scope
 from keel.state.schema import Schema
@@ -44,6 +55,6 @@ def run_doctor(
         brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock, risks=risks
     )
     findings: list[Finding] = []
-    for module in (entities, code, access, tenancy, people, contexts, views, roles, room):
+    for module in (entities, code, access, tenancy, people, contexts, state, views, roles, room):
         findings.extend(module.check(scope))
     return Report.of(findings)

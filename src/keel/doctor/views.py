@@ -103,11 +103,17 @@ def _unchecked(scope: Scope) -> Finding:
     views = sum(len(c.data) for c in scope.brain.contexts.values())
     views += sum(len(r.state) for r in scope.brain.roles.values())
     why = scope.db_note or "no database was given"
+    # A note that says its own fix (a state file to fix) needs no other.
+    fix = (
+        ""
+        if " — " in why
+        else " — run doctor where the database is reachable (or give its URL with --db)"
+    )
     return found(
         "view.unchecked",
         "database",
         f"did not check {views} view name(s) and their `by` columns against the database: "
-        f"{why} — run doctor where the database is reachable (or give its URL with --db)",
+        f"{why}{fix}",
     )
 
 

@@ -47,7 +47,8 @@ from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.runner import CodeRunner
 from keel.doctor import Report
-from keel.errors import StoreError, UsageError
+from keel.doctor.state import state_refused, unapplied
+from keel.errors import StateRefused, StoreError, UsageError
 from keel.ledger import (
     DEFAULT_SINCE,
     AgentContext,
@@ -558,14 +559,18 @@ class Engine:
                     self.brain, tx, self.code, probe=probe, now=now, risks=self.tools.risks
                 )
         except StoreError as exc:  # out of reach: the brain's own checks still run
-            return checkup(
+            refused = exc if isinstance(exc, StateRefused) else None
+            report = checkup(
                 self.brain,
                 None,
                 self.code,
                 probe=probe,
-                unreachable=str(exc),
+                unreachable=unapplied(refused) if refused else str(exc),
                 risks=self.tools.risks,
             )
+            if refused is None:
+                return report
+            return Report.of([*report.findings, state_refused(refused)])
 
     @property
     def code(self) -> CodeRunner | None:

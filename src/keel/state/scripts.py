@@ -22,7 +22,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from keel.brain.specs import SqlFile
-from keel.errors import StoreError
+from keel.errors import StateRefused
 from keel.store.sql import reason
 
 Kind = Literal["table", "view", "index", "trigger"]
@@ -160,7 +160,9 @@ def _run_statements(conn: Connection, file: SqlFile, undone: str) -> None:
         try:
             conn.exec_driver_sql(statement)
         except SQLAlchemyError as exc:
-            raise StoreError(refused(file, line, reason(exc), undone)) from None
+            raise StateRefused(
+                refused(file, line, reason(exc), undone), path=file.path, line=line
+            ) from None
 
 
 def _run_script(conn: Connection, file: SqlFile, undone: str) -> None:
@@ -170,7 +172,9 @@ def _run_script(conn: Connection, file: SqlFile, undone: str) -> None:
         conn.exec_driver_sql(file.text)
     except DBAPIError as exc:
         line = _error_line(exc, file.text)
-        raise StoreError(refused(file, line, reason(exc), undone)) from None
+        raise StateRefused(
+            refused(file, line, reason(exc), undone), path=file.path, line=line
+        ) from None
 
 
 def refused(file: SqlFile, line: int | None, said: str, undone: str) -> str:
