@@ -31,7 +31,7 @@ def test_state_sql_the_database_refuses_fails_with_its_line(
 def test_a_state_file_the_database_has_not_applied_is_a_warning(
     write_brain: WriteBrain, tmp_path: Path
 ) -> None:
-    root = write_brain(CLEAN)
+    root = write_brain(dict(CLEAN))
     url = f"sqlite:///{tmp_path / 'k.db'}"
     with Engine(root, url, watch=False) as engine:
         engine.apply_state()
