@@ -53,7 +53,11 @@ def test_an_event_fires_the_hooks_that_listen(served: Served) -> None:
     assert (event, dict(payload)) == ("ticket.opened", {"ticket": "T-481"})
     assert (model, event_id) == ("none", "evt-481")
     assert (where.bot, where.chat, where.thread) == ("desk", "tg:chat:-1003000000001", None)
-    assert call(served.client, "POST", "/v1/events/nobody.listens", {})["runs"] == []
+    # An event no hook listens to is refused, as `keel fire` refuses it: nothing starts.
+    refused = call(served.client, "POST", "/v1/events/ticket.opend", {}, status=422)
+    assert "no hook listens to 'ticket.opend'" in str(refused)
+    assert "ticket.opened" in str(refused)  # the event it is near
+    assert len(served.runs.fired) == 1
 
 
 def test_a_card_is_approved_once(served: Served) -> None:

@@ -250,8 +250,9 @@ def test_an_event_fired_from_the_form_lands_on_the_run_it_started(served: Served
     assert (event, dict(payload), where.chat) == ("ticket.opened", {"ticket": "T-9"}, None)
     assert sent.headers["location"] == "/runs/run-2"
     quiet = post(served, "/fire", {"event": "nobody.listens", "payload": ""})
-    assert quiet.status_code == 200
-    assert "No hook listens to &#39;nobody.listens&#39;: nothing started." in quiet.text
+    assert quiet.status_code == 422
+    assert "no hook listens to &#39;nobody.listens&#39;" in quiet.text
+    assert len(served.runs.fired) == 1
 
 
 def test_a_bad_payload_or_event_is_refused_on_the_form(served: Served) -> None:

@@ -15,6 +15,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
+from keel.runs.orders import hook_events, unheard
 from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
 from keel.web.bodies import DecisionBody, EventBody, RunBody
@@ -80,8 +81,11 @@ def post_event(event: Ident, body: EventBody, svc: Svc) -> KeelJSON:
 
 def fire_event(event: str, body: EventBody, svc: Service) -> Sequence[Run]:
     """Fire an event with a body's payload (shared with the dashboard's fire form): the
-    runs of the hooks it started."""
-    svc.brain()
+    runs of the hooks it started. An event no hook listens to is refused, as `keel fire`
+    refuses it: a misspelt event would otherwise start nothing without a word."""
+    brain = svc.brain()
+    if event not in hook_events(brain):
+        raise unheard(brain, event)
     return svc.runs.fire(
         event,
         body.payload,

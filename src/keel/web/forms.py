@@ -298,7 +298,7 @@ async def fire(request: Request) -> Response:
         return start_page(request, fields, done, form="event")
     event, started = done
     if not started:
-        note = f"No hook listens to {event!r}: nothing started."
+        note = f"No run started for {event!r}."
         return start_page(request, fields, form="event", note=note)
     if len(started) > 1:
         return RedirectResponse("/runs", status_code=303)
