@@ -53,6 +53,17 @@ pipeline = define_pipeline(run)
 runs = runs_of(FILES, "pipelines")
 
 
+def test_a_pipeline_that_asks_the_model_of_a_run_without_one_says_to_give_it_one(
+    runs: Runs,
+) -> None:
+    vars_ = json.dumps({"prospect": "p-1", "chat": "tg:user:9"})
+    record = runs.json("scenario", "first-touch", "--vars", vars_, "--model", "none", exit_code=1)
+    assert record["status"] == "failed"
+    assert "asked the model: this run has no model (--model none)" in record["error"]
+    assert "start it with a model" in record["error"]
+    assert "fix the code" not in record["error"]  # the code is not what is wrong
+
+
 def test_a_pipeline_binds_unbinds_and_sees_what_keel_refuses_as_call_failed(runs: Runs) -> None:
     vars_ = json.dumps({"ticket": "T-7"})
     record = runs.json("scenario", "rebind", "--vars", vars_, "--model", "none")

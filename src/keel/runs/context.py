@@ -55,6 +55,10 @@ def answered_by(run_id: str | None, choice: ModelChoice | None) -> Iterator[None
             del _answering[run_id]
 
 
+class NoModel(UsageError):
+    """A run without a model (`--model none`) was asked for a model's answer."""
+
+
 @dataclass(slots=True, kw_only=True)
 class RunContext:
     """See the module docstring."""
@@ -140,7 +144,11 @@ class RunModel:
     def complete(self, assembly: Assembly, transcript: Transcript) -> ModelStep:
         model = self._context.model()
         if model is None:
-            raise UsageError("this run has no model (--model none): it prepares turns only")
+            raise NoModel(
+                "this run has no model (--model none): it prepares turns only — start it "
+                "with a model (--model openai:NAME, scripted:FILE, ...; on the service, the "
+                "run's model field or keel serve --model)"
+            )
         return model.complete(assembly, transcript)
 
 

@@ -33,7 +33,7 @@ from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, TurnRequest
 from keel.runs.agent import RunFailed, agent_turn, send, unsent
 from keel.runs.approvals import approval_card, held_send, wait
-from keel.runs.context import RunContext
+from keel.runs.context import NoModel, RunContext
 from keel.runs.journal import Done, durable, nothing, once
 from keel.store import Tx
 from keel.tools.binding import bind_context, unbind_context, where
@@ -63,6 +63,7 @@ def run_scenario(context: RunContext) -> Any:
     )
 
     last_refused = [False]  # whether the latest ctx call was refused
+    no_model: list[NoModel] = []  # a call that needed the model this run does not have
 
     def on_call(name: str, args: Mapping[str, Any]) -> Any:
         handler = HANDLERS.get(name)
@@ -74,8 +75,14 @@ def run_scenario(context: RunContext) -> Any:
         except (Refused, RunFailed) as exc:
             last_refused[0] = isinstance(exc, Refused) or exc.refused
             raise
+        except NoModel as exc:
+            no_model.append(exc)
+            raise
 
     answer = context.engine.runner().run_pipeline(call, on_call)
+    if answer.failure is not None and no_model:
+        # Not the code's fault: the run was started without the model its pipeline asks.
+        raise RunFailed(f"the pipeline of {entity.key} asked the model: {no_model[0]}")
     if answer.failure is not None:
         # A refusal the pipeline let through is the run's refusal, as an agent's would be.
         refused = (
