@@ -140,7 +140,7 @@ def test_a_binding_for_every_bot_acts_as_the_chats_ruled_bot_without_a_role(
     assert engine.unbind(context="ticket", chat=FORUM, thread="77") == (
         f"unbound ticket in {FORUM} thread 77"
     )
-    with pytest.raises(UsageError, match=r"no role given .* pass --role"):
+    with pytest.raises(UsageError, match=r"no role given .* name a role \(keel turn --role"):
         engine.bind(context="ticket", entity="T-481", chat="tg:chat:-1009", thread="1")
 
 
@@ -266,6 +266,9 @@ def test_what_if_re_fits_and_re_assembles_without_recording(engine: Engine) -> N
     assert shift.fit_after is not None
     assert not shift.fit_after.ok
     assert len(engine.turns()) == 1
+    # A misspelt role is no role, not a window without turns.
+    with pytest.raises(UsageError, match="no role 'suport' in this brain — did you mean"):
+        engine.what_if([], since="1d", now=NOW, role="suport")
 
 
 def test_bindings_list_access_yaml_and_stored_ones(engine: Engine) -> None:

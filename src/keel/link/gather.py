@@ -72,7 +72,9 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None, room: Room
         if rule is None or rule.role is None:
             raise UsageError(
                 f"no role given and access.yaml has no rule with a role for bot "
-                f"'{conversation.bot}' in chat '{conversation.chat}' — pass --role"
+                f"'{conversation.bot}' in chat '{conversation.chat}' — name a role (keel "
+                "turn --role, `role` in POST /v1/turns or the try form) or add a rule for "
+                "the chat in access.yaml"
             )
         name = rule.role
     role = brain.roles.get(name)

@@ -465,6 +465,8 @@ class Engine:
         recorded. See `keel.ledger.whatif` for what is exact and what is noted."""
         overrides = parse_overrides(settings)
         before = self.brain
+        if role is not None and role not in before.roles:
+            raise no_role(before, role)  # else a misspelt role reads as "0 turns"
         after = apply_overrides(before, overrides)
         start = self._since(since, now or datetime.now(UTC))
         store = self.store
