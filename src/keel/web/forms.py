@@ -162,10 +162,19 @@ def try_page(
     request: Request, fields: Mapping[str, str], problem: Problem | None = None
 ) -> HTMLResponse:
     status = problem.status if problem is not None else 200
-    values = {"bot": "cli", "chat": "cli", **fields}
+    values = {**first_room(service(request)), **fields}
     return page(
         request, "try.html", status, values=values, problem=problem, **choices(service(request))
     )
+
+
+def first_room(svc: Service) -> dict[str, str]:
+    """Where the try form starts: the first group rule's bot and chat in access.yaml (a
+    room a turn can be taken in as it stands), else `keel turn`'s own cli/cli."""
+    rule = next((r for r in svc.brain().access.rules if r.is_group and r.role), None)
+    if rule is None:
+        return {"bot": "cli", "chat": "cli"}
+    return {"bot": rule.bot, "chat": rule.scope}
 
 
 @router.get("/try", dependencies=[Guarded])
