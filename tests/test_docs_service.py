@@ -1,21 +1,32 @@
-"""docs/service.md's `$ curl` example runs as written: the reference brain's skip hook,
+"""docs/service.md runs as written. Its `$ curl` example: the reference brain's skip hook,
 fired on `keel serve` started (on a fresh copy of examples/brain, without its seed) with a
-scripted model, answers what the page shows.
+scripted model, answers what the page shows. Its logs: `keel serve examples/brain` on a new
+database logs the lines the page shows, then lists the runs its table shows; with
+`--no-worker`, the seed's note is the page's.
 
 The page cuts its JSON short with `...` (a run's steps, a turn) and lays it out over lines;
 the answer is compared with the page's text as one pattern, whitespace outside strings
-left out, each `...` standing for anything. Only what truly varies is normalised: times,
-a step's milliseconds, the brain's digest and the script's path."""
+left out, each `...` standing for anything (in a log line too). Only what truly varies is
+normalised: times, a step's milliseconds, the brain's digest, the script's path, and in a
+log the process id, the worker's name, the port and how far a seeded run got."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import httpx2
 
 from tests.runtime.driver import copy_reference
 from tests.test_docs_tutorial import commands
+from tests.web.browsing import free_port
 from tests.web.test_serve_cmd import serving
 
 DOC = Path(__file__).parents[1] / "docs" / "service.md"
@@ -93,3 +104,108 @@ def first_unseen(expected: str, actual: str) -> str | None:
             return part
         rest = rest[at + len(part) :]
     return None
+
+
+# What varies in `keel serve`'s log: its process id, its worker's name, its port, and how
+# far a seeded run got by the time the seed logged it (each start waits for its first step).
+LOG_VARYING = [
+    (re.compile(r"process \[\d+\]"), "process [<pid>]"),
+    (re.compile(r"worker-\S+"), "worker-<name>"),
+    (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
+    (re.compile(r" is (?:running|waiting|done)$"), " is <status>"),
+]
+
+
+def log_lines(text: str) -> list[str]:
+    lines = []
+    for line in text.strip("\n").splitlines():
+        for pattern, placeholder in LOG_VARYING:
+            line = pattern.sub(placeholder, line)
+        lines.append(line.rstrip())
+    return lines
+
+
+def log_shown(expected: list[str], actual: list[str]) -> bool:
+    """Line for line, each `...` of a page's line standing for anything."""
+    if len(expected) != len(actual):
+        return False
+    return all(
+        re.fullmatch(".*".join(re.escape(p) for p in want.split("...")), got) is not None
+        for want, got in zip(expected, actual, strict=True)
+    )
+
+
+def plain_blocks_after(marker: str) -> list[str]:
+    """The unlabelled blocks of the page that follow the first `marker`."""
+    page = DOC.read_text(encoding="utf-8").split(marker, 1)[1]
+    return re.findall(r"^```\n(.*?)^```$", page, re.DOTALL | re.MULTILINE)
+
+
+def served_log(folder: Path, *flags: str, runs: int) -> tuple[str, list[dict[str, Any]]]:
+    """`keel serve examples/brain FLAGS`'s log, run from `folder` as the page runs it, and
+    its runs once each of the `runs` it was asked for has settled."""
+    port = free_port()
+    keel = Path(sys.executable).parent / "keel"
+    env = {**os.environ, "KEEL_HOOK_SERVER": "off"}
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KEEL_SERVE_TOKEN"):
+        env.pop(name, None)
+    process = subprocess.Popen(
+        [str(keel), "serve", "examples/brain", "--port", str(port), *flags],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    listed: list[dict[str, Any]] = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if runs == 0:
+                    httpx2.get(base + "/healthz", timeout=2)
+                    break
+                listed = httpx2.get(base + "/v1/runs", timeout=5).json()["runs"]
+                if len(listed) >= runs and all(
+                    r["status"] not in ("pending", "running") for r in listed
+                ):
+                    break
+            except httpx2.TransportError:
+                pass
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()  # a server that does not end must not outlive the test
+            output, _ = process.communicate()
+    return output, listed
+
+
+def test_serve_on_a_new_database_logs_and_lists_what_the_page_shows(tmp_path: Path) -> None:
+    copy_reference(tmp_path / "examples" / "brain")
+    log, listed = served_log(tmp_path, runs=4)
+    started, runs_table = plain_blocks_after("`keel serve examples/brain` on a new database")[:2]
+    page = log_lines(started.replace(":8000", ":<port>"))
+    printed = log_lines(log)
+    last = next(n for n, line in enumerate(printed) if "keel.serve: dashboard:" in line)
+    assert log_shown(page, printed[: last + 1]), "\n".join(printed)
+    table = [
+        f"{r['id']} {r['status']} {r['role']} {r['chat']} "
+        + "["
+        + ", ".join(c["status"] for c in r["cards"])
+        + "]"
+        for r in listed
+    ]
+    assert table == [" ".join(line.split()) for line in runs_table.strip().splitlines()]
+
+
+def test_serve_without_the_worker_logs_what_the_page_shows(tmp_path: Path) -> None:
+    copy_reference(tmp_path / "examples" / "brain")
+    log, _ = served_log(tmp_path, "--no-worker", runs=0)
+    (shown,) = plain_blocks_after("skips these with one note:")[:1]
+    page = log_lines(shown)
+    printed = [line for line in log_lines(log) if line.startswith("INFO keel.seed: seed.yaml")]
+    assert log_shown(page, printed), "\n".join(log_lines(log))
