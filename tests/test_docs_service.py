@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from pydantic import BaseModel
+from typer.testing import CliRunner
 
+import keel.cli.serve_cmd  # noqa: F401  (registers the command)
+from keel.cli import app
+from keel.web import bodies
+from keel.web.seed import read_seed
 from tests.runtime.driver import copy_reference
 from tests.test_docs_tutorial import commands
 from tests.web.browsing import free_port
@@ -209,3 +215,71 @@ def test_serve_without_the_worker_logs_what_the_page_shows(tmp_path: Path) -> No
     page = log_lines(shown)
     printed = [line for line in log_lines(log) if line.startswith("INFO keel.seed: seed.yaml")]
     assert log_shown(page, printed), "\n".join(log_lines(log))
+
+
+# The body each route of the page's bodies block takes (the route's own parameter type).
+BODIES: dict[str, type[BaseModel]] = {
+    "/v1/turns": bodies.TurnBody,
+    "/v1/explain": bodies.TurnFields,
+    "/v1/send": bodies.SendBody,
+    "/v1/bind": bodies.BindBody,
+    "/v1/unbind": bodies.UnbindBody,
+    "/v1/open": bodies.OpenBody,
+    "/v1/what-if": bodies.WhatIfBody,
+    "/v1/runs": bodies.RunBody,
+    "/v1/events/E": bodies.EventBody,
+    "/v1/approvals/C": bodies.DecisionBody,
+}
+# A body's field: a quoted name opening an object or following a comma (not a value).
+FIELD = re.compile(r'[{,]\s*"(\w+)"')
+
+
+def page_bodies() -> dict[str, str]:
+    """Each `POST ROUTE  {...}` of the page's bodies block, its continuation lines joined."""
+    (block,) = re.findall(r"```json\n(POST /v1/turns .*?)^```$", DOC.read_text(), re.S | re.M)
+    found: dict[str, str] = {}
+    for line in block.splitlines():
+        if line.startswith("POST "):
+            route, _, text = line[5:].partition(" ")
+            found[route] = text
+        else:
+            found[route] += line
+    return found
+
+
+def test_each_body_names_the_fields_its_route_takes() -> None:
+    shown = page_bodies()
+    assert set(shown) == set(BODIES), "the page shows a body for each route that takes one"
+    turn = json.loads(shown["/v1/turns"])  # the one written out whole, as a reader pastes it
+    assert set(turn) == set(bodies.TurnBody.model_fields)
+    bodies.TurnBody.model_validate(turn)
+    for route, text in shown.items():
+        if route == "/v1/explain":
+            named = re.search(r"\(no ([^)]*)\)", text)
+            assert named, "the explain body says which turn fields it leaves out"
+            left_out = set(named[1].split(", "))
+            fields = set(bodies.TurnBody.model_fields) - left_out
+        elif route == "/v1/turns":
+            continue
+        else:
+            fields = set(FIELD.findall(text))
+        assert fields == set(BODIES[route].model_fields), route
+
+
+def test_the_synopsis_names_every_option_of_keel_serve() -> None:
+    synopsis = DOC.read_text(encoding="utf-8").split("```\n", 1)[1].split("```", 1)[0]
+    assert synopsis.startswith("keel serve BRAIN")
+    helped = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).output
+    options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", helped)) - {"--help"}
+    # A switch of two forms (`--seed/--no-seed`) is shown by the one that changes the default.
+    options -= {"--" + o.removeprefix("--no-") for o in options if o.startswith("--no-")}
+    assert set(re.findall(r"--[a-z][a-z-]+", synopsis)) == options
+
+
+def test_the_seed_example_is_a_seed_the_reference_brain_plays(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    (example,) = re.findall(r"```yaml\n(version: 1\n.*?)^```$", DOC.read_text(), re.S | re.M)
+    (brain / "seed.yaml").write_text(example, encoding="utf-8")
+    seed = read_seed(brain)
+    assert seed is not None
+    assert [n for n, _ in seed.numbered(runs=True)] == [4, 5]
