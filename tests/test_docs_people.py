@@ -30,11 +30,12 @@ def page_blocks() -> list[tuple[str, str]]:
     return [(lang, text) for lang, _, text in FENCE.findall(DOC.read_text(encoding="utf-8"))]
 
 
-def yaml_block(first_line: str) -> str:
-    """The page's YAML block whose first line is `first_line`, without that line."""
+def yaml_block(first_line: str, *, keep: bool = False) -> str:
+    """The page's YAML block whose first line is `first_line`, without that line unless
+    `keep` (a line of YAML, not a comment naming the file)."""
     found = [text for lang, text in page_blocks() if lang == "yaml" and text.startswith(first_line)]
     assert len(found) == 1, f"the page has one YAML block opening with {first_line!r}"
-    return found[0].split("\n", 1)[1]
+    return found[0] if keep else found[0].split("\n", 1)[1]
 
 
 def page_brain(folder: Path) -> Path:
@@ -109,3 +110,18 @@ def test_every_command_of_the_page_prints_what_the_page_shows(tmp_path: Path) ->
     [card] = record["cards"]
     assert card["status"] == "pending"
     assert [set(r) for r in card["refused"]] == [{"by", "at", "reason"}]
+
+
+def test_the_operators_chat_block_sends_cards_to_its_chat(tmp_path: Path) -> None:
+    """The page's `approvals: {chat:}` block, added to its brain, is read: the doctor names
+    its chat, which no bot of that brain may speak in yet, as the page's Doctor table says."""
+    brain = page_brain(tmp_path)
+    manifest = brain / "constitution" / "MANIFEST.yaml"
+    block = yaml_block("approvals:\n  chat:", keep=True)
+    manifest.write_text(manifest.read_text(encoding="utf-8") + block, encoding="utf-8")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    doctor = keel("keel doctor brain --json", tmp_path, env)
+    checks = json.loads(doctor.stdout)["checks"]
+    assert [(c["check"], c["level"], c["subject"]) for c in checks] == [
+        ("approvals.chat", "fail", "tg:chat:-100123456")
+    ]
