@@ -23,6 +23,7 @@ from keel.doctor import (
 )
 from keel.doctor.findings import Finding, Report
 from keel.doctor.scope import Risks, Scope
+from keel.errors import StateRefused
 from keel.state.schema import Schema
 
 
@@ -35,6 +36,7 @@ def run_doctor(
     probe: bool = False,
     reader: Connection | None = None,
     clock: Callable[[], float] = time.monotonic,
+    refused: StateRefused | None = None,
     risks: Risks | None = None,
 ) -> Report:
     """Check a loaded brain and return what is wrong with it.
@@ -46,13 +48,22 @@ def run_doctor(
     also calls each match, gate and chat policy once on a sample. `reader`, a connection
     to that database, lets the view checks read each view a turn reads, as a turn does and
     within `state.readTimeoutMs`, timed by `clock` (seconds); without one they only check
-    names. `risks` gives each tool capability's risk classes, so an approver named for a
+    names; `refused` is the brain's own state file the database refused (so no view could
+    be read). `risks` gives each tool capability's risk classes, so an approver named for a
     class is counted only for the classes that capability's cards carry. Apart from that
     and re-reading frontmatter for line numbers, this reads nothing and writes nothing (a
     view's read is rolled back).
     """
     scope = Scope(
-        brain, schema, db_note, runner=runner, probe=probe, reader=reader, clock=clock, risks=risks
+        brain,
+        schema,
+        db_note,
+        runner=runner,
+        probe=probe,
+        reader=reader,
+        clock=clock,
+        refused=refused,
+        risks=risks,
     )
     findings: list[Finding] = []
     for module in (entities, code, access, tenancy, people, contexts, state, views, roles, room):

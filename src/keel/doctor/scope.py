@@ -23,7 +23,7 @@ from keel.brain.reading import read_file
 from keel.brain.snapshot import Brain
 from keel.brain.specs import EntitySpec
 from keel.code.runner import CodeRunner
-from keel.errors import ContentError
+from keel.errors import ContentError, StateRefused
 from keel.state.schema import Schema
 
 
@@ -114,9 +114,11 @@ class Scope:
         probe: bool = False,
         reader: Connection | None = None,
         clock: Callable[[], float] = time.monotonic,
+        refused: StateRefused | None = None,
         risks: Risks | None = None,
     ) -> None:
         self.brain = brain
+        self.refused = refused
         self.risks: Risks = risks or {}
         self.schema = schema
         self.db_note = db_note

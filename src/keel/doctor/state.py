@@ -1,8 +1,9 @@
 """The brain's state files against the database doctor reads: a file the database has not
 applied (new), or applied as it was before an edit (changed), is one a turn does not see.
 
-Read only: `keel.state.files.state_status` changes nothing. Without a database to read,
-the view checks already say so (`view.unchecked`).
+Read only: `keel.state.files.state_status` changes nothing. A state file the database
+refused (when doctor connected, so no view could be read) fails with its line; without a
+database to read, the view checks say so (`view.unchecked`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from collections.abc import Iterator
 
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope
-from keel.errors import StateRefused, StoreError
+from keel.errors import StoreError
 from keel.state.files import state_status
 
 
 def check(scope: Scope) -> Iterator[Finding]:
+    if scope.refused is not None:  # the database refused the brain's own SQL
+        error = scope.refused
+        yield found("state.refused", error.path, str(error), file=error.path, line=error.line)
     if scope.reader is None:
         return
     try:
@@ -36,13 +40,3 @@ def check(scope: Scope) -> Iterator[Finding]:
             f"{file.path} {what}, so turns do not see it — {file.advice}",
             file=file.path,
         )
-
-
-def unapplied(error: StateRefused) -> str:
-    """Why the views were not checked when the brain's own state SQL did not apply."""
-    return f"{error.path} did not apply (state.refused) — fix it, then run doctor again"
-
-
-def state_refused(error: StateRefused) -> Finding:
-    """The state file the database refused, with the database's words and the line."""
-    return found("state.refused", error.path, str(error), file=error.path, line=error.line)

@@ -102,18 +102,17 @@ def _missing_fix(view: str, defined: Mapping[str, str]) -> str:
 def _unchecked(scope: Scope) -> Finding:
     views = sum(len(c.data) for c in scope.brain.contexts.values())
     views += sum(len(r.state) for r in scope.brain.roles.values())
-    why = scope.db_note or "no database was given"
-    # A note that says its own fix (a state file to fix) needs no other.
-    fix = (
-        ""
-        if " — " in why
-        else " — run doctor where the database is reachable (or give its URL with --db)"
-    )
+    if scope.refused is not None:
+        why = f"{scope.refused.path} did not apply (state.refused)"
+        fix = "fix it, then run doctor again"
+    else:
+        why = scope.db_note or "no database was given"
+        fix = "run doctor where the database is reachable (or give its URL with --db)"
     return found(
         "view.unchecked",
         "database",
         f"did not check {views} view name(s) and their `by` columns against the database: "
-        f"{why}{fix}",
+        f"{why} — {fix}",
     )
 
 

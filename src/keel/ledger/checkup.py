@@ -14,7 +14,7 @@ from keel.brain.snapshot import Brain
 from keel.code.runner import CodeRunner
 from keel.doctor import Report, run_doctor
 from keel.doctor.scope import Risks
-from keel.errors import StoreError
+from keel.errors import StateRefused, StoreError
 from keel.ledger.stubbed import context_stubbed
 from keel.ledger.window import DEFAULT_SINCE, parse_since
 from keel.state.schema import read_schema
@@ -29,11 +29,13 @@ def checkup(
     probe: bool = False,
     now: datetime | None = None,
     unreachable: str | None = None,
+    refused: StateRefused | None = None,
     risks: Risks | None = None,
 ) -> Report:
     """The doctor's report on the brain, its views read and its ledger looked at in `tx`
-    (None: the database could not be reached, and `unreachable` says why). `risks`: each
-    tool capability's risk classes, from the tool registry the brain's roles call."""
+    (None: the database could not be reached, and `unreachable` says why; `refused` when
+    that was its own state SQL). `risks`: each tool capability's risk classes, from the
+    tool registry the brain's roles call."""
     schema, note = None, unreachable
     if tx is not None:
         try:
@@ -42,7 +44,14 @@ def checkup(
             note = str(exc)
     reader = tx.connection if tx is not None and schema is not None else None
     report = run_doctor(
-        brain, schema=schema, db_note=note, runner=runner, probe=probe, reader=reader, risks=risks
+        brain,
+        schema=schema,
+        db_note=note,
+        runner=runner,
+        probe=probe,
+        reader=reader,
+        refused=refused,
+        risks=risks,
     )
     if tx is None or schema is None or not schema.has("keel_ledger"):
         return report

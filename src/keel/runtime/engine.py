@@ -47,7 +47,6 @@ from keel.budget.fit import Fitted
 from keel.budget.rows import ViewRows
 from keel.code.runner import CodeRunner
 from keel.doctor import Report
-from keel.doctor.state import state_refused, unapplied
 from keel.errors import StateRefused, StoreError, UsageError
 from keel.ledger import (
     DEFAULT_SINCE,
@@ -561,18 +560,15 @@ class Engine:
                     self.brain, tx, self.code, probe=probe, now=now, risks=self.tools.risks
                 )
         except StoreError as exc:  # out of reach: the brain's own checks still run
-            refused = exc if isinstance(exc, StateRefused) else None
-            report = checkup(
+            return checkup(
                 self.brain,
                 None,
                 self.code,
                 probe=probe,
-                unreachable=unapplied(refused) if refused else str(exc),
+                unreachable=str(exc),
+                refused=exc if isinstance(exc, StateRefused) else None,
                 risks=self.tools.risks,
             )
-            if refused is None:
-                return report
-            return Report.of([*report.findings, state_refused(refused)])
 
     @property
     def code(self) -> CodeRunner | None:
