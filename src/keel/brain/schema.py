@@ -30,7 +30,7 @@ from pydantic import (
 
 from keel.brain import limits
 from keel.brain.schedule import cron_problem
-from keel.brain.specs import RISK_CLASSES, Decision, WhenWord
+from keel.brain.specs import RISK_CLASSES, Decision, WhenWord, is_person
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 Ident = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=128)]
@@ -152,9 +152,8 @@ ApprovalKey = Annotated[str, AfterValidator(_approval_key)]
 
 
 def _person(value: str) -> str:
-    # A person is named as a chat surface names them (`tg:user:42`); `owners` stands for
-    # the owners' list wherever an approver may be named.
-    if value.isprintable() and ":" in value.strip(":"):
+    # `owners` stands for the owners' list wherever an approver may be named.
+    if is_person(value):
         return value
     raise ValueError(
         f"{value[:60]!r} is not a person's id — write it as the chat surface names them, "

@@ -114,6 +114,11 @@ class ApprovalPolicy:
     chat: str | None = None
 
 
+def is_person(value: str) -> bool:
+    """Whether `value` names a person as a chat surface does (`tg:user:42`)."""
+    return value.isprintable() and ":" in value.strip(":")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class People:
     """`people:` of MANIFEST or a role: the owners, and who may decide which cards.

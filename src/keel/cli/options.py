@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from keel.brain.limits import MAX_BOT_CHARS, MAX_CHAT_ID_CHARS
-from keel.brain.specs import ENTITY_KINDS, ReachEntry
+from keel.brain.specs import ENTITY_KINDS, ReachEntry, is_person
 from keel.errors import UsageError
 from keel.link.values import RunRef, id_problem
 
@@ -80,7 +80,7 @@ def person_checked(what: str) -> Callable[[str | None], str | None]:
         if value is None:
             return None
         problem = id_problem(value, what)
-        if problem is None and (value != value.strip() or ":" not in value.strip(":")):
+        if problem is None and (value != value.strip() or not is_person(value)):
             problem = (
                 f"{what} {value[:60]!r} is not a person's id — write it as the chat surface "
                 "names them, such as tg:user:42"
