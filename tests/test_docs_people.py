@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import write_files
-from tests.test_docs_tutorial import FENCE, Ids, commands, normalised
+from tests.test_docs_tutorial import FENCE, Ids, commands, normalised, shell
 
 DOC = Path(__file__).parents[1] / "docs" / "people.md"
 # What the guarded heartbeat's scripted model does: ask to post a notice, then say nothing.
@@ -51,18 +50,6 @@ def page_brain(folder: Path) -> Path:
     )
 
 
-def keel(line: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", line],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_every_command_of_the_page_prints_what_the_page_shows(tmp_path: Path) -> None:
     page_brain(tmp_path)
     (tmp_path / "notice.json").write_text(
@@ -77,11 +64,11 @@ def test_every_command_of_the_page_prints_what_the_page_shows(tmp_path: Path) ->
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         env.pop(name, None)
     # Every file of the brain loads, the page's operators' role among them.
-    doctor = keel("keel doctor brain --json", tmp_path, env)
+    doctor = shell("keel doctor brain --json", tmp_path, env)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert json.loads(doctor.stdout)["checks"] == []
 
-    waiting = keel(
+    waiting = shell(
         "keel run brain heartbeat:guarded --model scripted:notice.json --json", tmp_path, env
     )
     assert waiting.returncode == 0, waiting.stderr
@@ -94,7 +81,7 @@ def test_every_command_of_the_page_prints_what_the_page_shows(tmp_path: Path) ->
     ran = [command for console in consoles for command in commands(console)]
     assert ran, "the page's commands were found"
     for command in ran:
-        done = keel(ids.to_mine(command.line), tmp_path, env)
+        done = shell(ids.to_mine(command.line), tmp_path, env)
         refused = command.expected.startswith("refused:")
         # A refused decision exits 3, as the page says; anything else succeeds.
         assert done.returncode == (3 if refused else 0), done.stdout + done.stderr
@@ -104,9 +91,9 @@ def test_every_command_of_the_page_prints_what_the_page_shows(tmp_path: Path) ->
 
     # What the page says of the refusal afterwards: the card stays pending, and the
     # refusal is listed under it, in `runs show` and in its `--json`.
-    shown = keel(f"keel runs brain show {run['id']}", tmp_path, env)
+    shown = shell(f"keel runs brain show {run['id']}", tmp_path, env)
     assert "refused tg:user:5: tg:user:5 may not decide message:send cards" in shown.stdout
-    record = json.loads(keel(f"keel runs brain show {run['id']} --json", tmp_path, env).stdout)
+    record = json.loads(shell(f"keel runs brain show {run['id']} --json", tmp_path, env).stdout)
     [card] = record["cards"]
     assert card["status"] == "pending"
     assert [set(r) for r in card["refused"]] == [{"by", "at", "reason"}]
@@ -120,7 +107,7 @@ def test_the_operators_chat_block_sends_cards_to_its_chat(tmp_path: Path) -> Non
     block = yaml_block("approvals:\n  chat:", keep=True)
     manifest.write_text(manifest.read_text(encoding="utf-8") + block, encoding="utf-8")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    doctor = keel("keel doctor brain --json", tmp_path, env)
+    doctor = shell("keel doctor brain --json", tmp_path, env)
     checks = json.loads(doctor.stdout)["checks"]
     assert [(c["check"], c["level"], c["subject"]) for c in checks] == [
         ("approvals.chat", "fail", "tg:chat:-100123456")

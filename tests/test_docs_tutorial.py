@@ -176,15 +176,7 @@ def run_page(folder: Path) -> Ran:
                     if line.startswith("keel telegram "):
                         telegram_update(bot)
                         line += f" --api-url {bot.url}"
-                    done = subprocess.run(
-                        ["bash", "-c", line],
-                        cwd=folder,
-                        env=env,
-                        capture_output=True,
-                        text=True,
-                        timeout=60,
-                        check=False,
-                    )
+                    done = shell(line, folder, env)
                     assert done.returncode == 0, f"$ {line}\n{done.stdout}{done.stderr}"
                     ids.learn(command.expected, done.stdout)
                     actual = ids.to_page(done.stdout)
@@ -229,6 +221,19 @@ def settings_hook(folder: Path, env: dict[str, str]) -> tuple[str, list[str], li
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     card = "acme | T-1 | Invoice PDF is blank | open | Reproduced; fix ships Friday"
     return (hook["command"], [card], [line for line in context.splitlines() if line == card])
+
+
+def shell(line: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A page's command line, as a reader's shell runs it in `folder`."""
+    return subprocess.run(
+        ["bash", "-c", line],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_every_block_of_the_tutorial_prints_what_the_page_shows(tmp_path: Path) -> None:
