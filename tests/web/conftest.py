@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
@@ -35,6 +35,11 @@ from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import drop_dbos_schema, script, write_files
 from tests.runtime.driver import copy_reference
 from tests.web.memory_runs import MemoryRuns
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+    from tests.web.browsing import Live
 
 SETTLED = ("done", "failed", "waiting")
 ENDED = ("done", "failed")
@@ -173,3 +178,21 @@ def _serving(brain: Path, db: str, folder: Path) -> Iterator[Hosted]:
         svc.engine.close()
     assert isinstance(svc.runs, DurableRuns)
     assert svc.runs.left_running == 0  # no workflow thread is left behind
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Live]:
+    """The dashboard served on a free loopback port, for a browser (`tests.web.browsing`)."""
+    from tests.web.browsing import serving
+
+    with serving(tmp_path) as served:
+        yield served
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    """Headless Chromium, launched for the test and closed after it."""
+    from tests.web.browsing import chromium
+
+    with chromium() as launched:
+        yield launched

@@ -12,26 +12,12 @@ it, when it is missing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
-from tests.web.browsing import Live, chromium, serving, shot
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Live]:
-    with serving(tmp_path) as served:
-        yield served
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
+from tests.web.browsing import Live, shot
 
 
 def test_the_dashboard_shows_a_turn_as_the_ledger_holds_it_and_approves_a_card(

@@ -6,31 +6,16 @@ in place, the page never reloading. No page scrolls sideways at 390 px.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.web.browsing import Live, chromium, serving, shot
+from tests.web.browsing import Live, shot
 
 SIZES = [
     pytest.param({"width": 1280, "height": 800}, id="desktop"),
     pytest.param({"width": 390, "height": 844}, id="phone"),
 ]
 PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Live]:
-    with serving(tmp_path) as served:
-        yield served
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def opened(chrome: Browser, size: dict[str, int]) -> Page:
