@@ -109,7 +109,7 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
     check(load_brain(root), shape)
     edited = EDITED.format(feature=made.features[0])
     write_edit(root / edited, 0)
-    files, dirs, _ = scan(root)
+    files, dirs = scan(root)
     file_paths = [str(root / rel) for rel in files]
     stat_paths = [*file_paths, str(root), *(str(root / rel) for rel in sorted(dirs))]
 

@@ -267,17 +267,3 @@ def test_a_file_that_grew_past_the_limit_after_its_stat_is_refused(
     _grown(monkeypatch, by=20)
     with pytest.raises(ContentError, match="grew past the limit"):
         read_file(str(brain_root), "features/a/big.context.md")
-
-
-def test_a_file_the_listing_called_regular_is_still_checked_when_opened(
-    brain_root: Path,
-) -> None:
-    # Swapped after the scan: a pipe is refused without blocking, a link is not followed.
-    _fifo(brain_root)
-    with pytest.raises(ContentError, match="named pipe"):
-        read_file(str(brain_root), BAD, regular=True)
-    os.unlink(brain_root / BAD)
-    os.symlink(brain_root / "features/a/good.context.md", brain_root / BAD)
-    with pytest.raises(ContentError, match="cannot read"):
-        read_file(str(brain_root), BAD, regular=True)
-    assert read_file(str(brain_root), BAD) == GOOD.encode()  # unlisted: the link is followed

@@ -367,7 +367,7 @@ def _check_loads(root: Path, rel: str, raw: bytes) -> None:
     parsed = parse_path(root, rel, raw)
     if parsed.errors:
         raise Refused(f"the edit would not load, so nothing was written: {parsed.errors[0]}")
-    files = scan(root).files
+    files, _ = scan(root)
     results = [parsed if p == rel else parse_path(root, p) for p in files]
     if rel not in files:
         results.append(parsed)

@@ -159,9 +159,7 @@ def _kind_of(name: str) -> tuple[Kind | None, str]:
     return None, ""
 
 
-def parse_file(
-    root: Path, path: str, location: Location, raw: bytes | None = None, *, regular: bool = False
-) -> Parsed:
+def parse_file(root: Path, path: str, location: Location, raw: bytes | None = None) -> Parsed:
     """Parse one file (reading it unless its bytes are given); problems come back inside.
 
     access.yaml always yields an `Access`, even when it fails: a failed rule, or a file
@@ -169,7 +167,7 @@ def parse_file(
     """
     try:
         if raw is None:
-            raw = read_file(str(root), path, regular=regular)
+            raw = read_file(str(root), path)
         if location.kind == "access":
             access, problems = parse_access(path, _yaml_text(path, raw, _EMPTY_ACCESS))
             return Parsed(path, location, spec=access, errors=tuple(problems))

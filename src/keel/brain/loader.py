@@ -7,7 +7,6 @@ switched-off features, code beside its spec) is one cheap pass over what parsed.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections import defaultdict
@@ -15,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from keel.brain.constitution import Access, Manifest
 from keel.brain.files import Kind, Location, Parsed, location_of, parse_file
@@ -39,17 +38,7 @@ def check_root(root: Path) -> Path:
     return root.resolve()
 
 
-class Scanned(NamedTuple):
-    """What a scan found: the brain's files, sorted; every directory with its mtime; and
-    the files the listing itself said are regular files (read without a stat of their
-    own, `keel.brain.reading.read_file`)."""
-
-    files: list[str]
-    dirs: dict[str, int]
-    regular: frozenset[str]
-
-
-def scan(root: Path) -> Scanned:
+def scan(root: Path) -> tuple[list[str], dict[str, int]]:
     """Every brain file, sorted, and every directory with its mtime.
 
     Among the files are the entries that will be skipped with a reason when parsed: a
@@ -60,7 +49,6 @@ def scan(root: Path) -> Scanned:
     """
     files: list[str] = []
     dirs: dict[str, int] = {}
-    regular: set[str] = set()
     base = str(root)
     for top in TOPS:
         path = os.path.join(base, top)
@@ -69,14 +57,12 @@ def scan(root: Path) -> Scanned:
         if folder_problem(base, top, top=True) is not None:
             files.append(top)
         else:
-            _walk(root, path, files, dirs, regular)
+            _walk(root, path, files, dirs)
     files.sort()
-    return Scanned(files, dirs, frozenset(regular))
+    return files, dirs
 
 
-def _walk(
-    root: Path, folder: str, files: list[str], dirs: dict[str, int], regular: set[str]
-) -> None:
+def _walk(root: Path, folder: str, files: list[str], dirs: dict[str, int]) -> None:
     prefix = len(str(root)) + 1
     stack = [folder]
     while stack:
@@ -93,9 +79,6 @@ def _walk(
                 stack.append(entry.path)
             elif kind == "file":
                 files.append(rel)
-                with contextlib.suppress(OSError):
-                    if entry.is_file(follow_symlinks=False):  # the listing's own type
-                        regular.add(rel)
 
 
 def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
@@ -118,9 +101,8 @@ def entry_kind(entry: os.DirEntry[str], rel: str) -> str | None:
     return None
 
 
-def parse_path(root: Path, path: str, raw: bytes | None = None, *, regular: bool = False) -> Parsed:
-    """Parse one brain-relative path (a file `scan` found), from `raw` if already read;
-    `regular` when the scan's listing said it is a regular file."""
+def parse_path(root: Path, path: str, raw: bytes | None = None) -> Parsed:
+    """Parse one brain-relative path (a file `scan` found), from `raw` if already read."""
     location = location_of(path)
     if isinstance(location, ContentError):
         return Parsed(path, Location("code", path), errors=(location,))
@@ -129,15 +111,14 @@ def parse_path(root: Path, path: str, raw: bytes | None = None, *, regular: bool
         if problem is None:
             raise UsageError(f"{path}: not a brain file")
         return Parsed(path, Location("code", path), errors=(problem,))
-    return parse_file(root, path, location, raw, regular=regular)
+    return parse_file(root, path, location, raw)
 
 
 def load_brain(root: Path) -> Brain:
     """Load the brain at `root` in one go (no caching): the CLI's and tests' entry point."""
     root = check_root(root)
-    found = scan(root)
-    regular = found.regular
-    return build_snapshot(root, [parse_path(root, p, regular=p in regular) for p in found.files])
+    files, _ = scan(root)
+    return build_snapshot(root, [parse_path(root, p) for p in files])
 
 
 _ID_GROUPS: tuple[Kind, ...] = ("context", "role", "skill", *ENTITY_KINDS)

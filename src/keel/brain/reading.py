@@ -89,29 +89,25 @@ def _cannot(rel: str, exc: OSError) -> ContentError:
     return ContentError(rel, f"cannot read: {exc.strerror or exc}")
 
 
-def read_file(root: str, rel: str, *, tree: Tree = BRAIN, regular: bool = False) -> bytes:
+def read_file(root: str, rel: str, *, tree: Tree = BRAIN) -> bytes:
     """The bytes of the brain file at `rel` (POSIX, relative to the resolved `root`).
 
     Raises `ContentError` for anything that is not a regular file inside the brain within
     its size limit (`size_limit`). Never blocks: a FIFO is refused before it is opened.
     `tree` names another tree read by the same rules (a repository, for `keel import`).
-    `regular`: the folder's listing just said the entry is a regular file, so its own
-    stat is skipped (the opened file is checked all the same: a file swapped since for a
-    link fails to open, for anything else is refused).
     """
     limit = tree.limit if tree.limit is not None else size_limit(rel)
     path = os.path.join(root, rel)
-    if not regular:
-        try:
-            st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
-                path = os.path.realpath(path)
-                if not inside(path, root):
-                    raise _outside(rel, "a file", tree)
-                st = os.stat(path)
-        except OSError as exc:
-            raise _cannot(rel, exc) from None
-        _check(rel, st, limit, tree)
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            path = os.path.realpath(path)
+            if not inside(path, root):
+                raise _outside(rel, "a file", tree)
+            st = os.stat(path)
+    except OSError as exc:
+        raise _cannot(rel, exc) from None
+    _check(rel, st, limit, tree)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:

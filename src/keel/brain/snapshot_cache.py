@@ -126,7 +126,7 @@ class FollowedSource:
         """Nothing to stop: no watcher, no thread."""
 
     def _signatures(self) -> dict[str, Signature | None]:
-        files = scan(self.root).files
+        files, _ = scan(self.root)
         base = str(self.root)
         return {rel: _signature(os.path.join(base, rel)) for rel in files}
 
@@ -142,7 +142,7 @@ def cached_brain(root: Path, *, wall_clock: Callable[[], int] = time.time_ns) ->
     root = check_root(root)
     started = wall_clock()
     code = _code_signature()
-    files = scan(root).files
+    files, _ = scan(root)
     base = str(root)
     stored = _read(root, code)
     entries: dict[str, _Entry] = {}

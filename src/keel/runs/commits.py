@@ -193,7 +193,7 @@ def content_hash(root: Path) -> str:
 def _hashed(root: Path, *, copy_to: Path | None) -> str:
     """The content hash of the brain at `root`, copying each readable file into `copy_to`
     on the way (so the copy holds exactly the bytes the hash covers)."""
-    files = scan(root).files
+    files, _ = scan(root)
     total = hashlib.sha256()
     for rel in sorted(files):
         try:
