@@ -18,15 +18,19 @@ to a run's message, a chat whose role carries an `always` context — in three s
   each shape found), so its ratio to reference also reflects what those turns carry.
 
 Baselines, measured in the same rounds: a bare `sqlite3` connection to the same file
-running `SELECT * FROM "view" [WHERE "col" = ?]` for every view the turn reads (its
-unavoidable reads), and one bare write transaction with a row per linked context (its
-unavoidable commit), on the connection settings Keel's own connections use (write-ahead
-log, `synchronous=NORMAL`). `overhead_ms` is the turn less both: what Keel adds above its
-I/O. `statements` counts the SQL statements one turn sends (SQLAlchemy's
-`before_cursor_execute`), transaction control included. The pure stages are also timed
-alone: `link_turn`, `catalog`, and `fit_links` (the view reads plus rendering). Every
-number is a median over `--runs` rounds after `--warmup` turns; the rounds interleave all
-series so drift hits them alike.
+running `SELECT * FROM "view" [WHERE "col" = ?]` for every view the turn reads, and the
+conversation's history as the turn reads it (its newest messages, up to the turn's
+`HISTORY_READ`, and their count once that read is full) — its unavoidable reads — and one
+bare write transaction with a row per linked context (its unavoidable commit), on the
+connection settings Keel's own connections use (write-ahead log, `synchronous=NORMAL`).
+`overhead_ms` is the turn less both: what Keel adds above its I/O.
+`overhead_above_view_reads_ms` leaves the history read out of the baseline, as this bench
+did before 2026-12-03's fourth session: in a chat of short messages the history read
+(200 rows) costs more than every view read together. `statements` counts the SQL
+statements one turn sends (SQLAlchemy's `before_cursor_execute`), transaction control
+included. The pure stages are also timed alone: `link_turn`, `catalog`, and `fit_links`
+(the view reads plus rendering). Every number is a median over `--runs` rounds after
+`--warmup` turns; the rounds interleave all series so drift hits them alike.
 Objects alive before measuring are frozen out of the cyclic collector (`gc.freeze`), as
 a long-running server's brain snapshot would settle in the oldest generation.
 """
@@ -61,6 +65,7 @@ from keel.link.values import Conversation, Origin, RunRef, Stored, TurnRequest
 from keel.state.database import DB_DIR, DB_FILE, connect, default_url
 from keel.state.sqlite_file import write_ahead
 from keel.store import Store
+from keel.store.turn_io import HISTORY_READ
 from keel.tools.send import origin_of
 from keel.turn.blocks import fit_links
 from keel.turn.prepare import prepare_turn
@@ -106,6 +111,7 @@ class Case:
     bench: Bench
     turn: Turn
     reads: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    history: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
     stored: Stored | None = None
     last: PreparedTurn | None = None
     statements: int = 0
@@ -494,6 +500,22 @@ def prepare(case: Case, warmup: int) -> None:
     # The role's own state views, where prepare_turn reads them (`renders`), are read too.
     for rows in getattr(case.last, "renders", ()):
         case.reads.append((f"SELECT * FROM {quote(rows.view)}", ()))
+    case.history = history_reads(bench, conversation)
+
+
+def history_reads(bench: Bench, conversation: Conversation) -> list[tuple[str, tuple[Any, ...]]]:
+    """The conversation's history as a turn reads it: its newest messages, and how many
+    there are in all once that read is full (the turn says how many it left out)."""
+    key = (conversation.bot, conversation.chat, conversation.thread or "", 2**62)
+    where = "WHERE bot = ? AND chat = ? AND thread = ? AND turn < ?"
+    newest = (
+        f"SELECT speaker, text FROM keel_messages {where} "
+        f"ORDER BY turn DESC, id DESC LIMIT {HISTORY_READ}"
+    )
+    reads = [(newest, key)]
+    if len(bench.bare.execute(newest, key).fetchall()) >= HISTORY_READ:
+        reads.append((f"SELECT count(*) FROM keel_messages {where}", key))
+    return reads
 
 
 def count_statements(bench: Bench, request: TurnRequest) -> int:
@@ -525,8 +547,13 @@ def measure(case: Case) -> None:
     rows = 0
     for sql, params in case.reads:
         rows += len(bench.bare.execute(sql, params).fetchall())
-    case.add("bare_reads", clock() - start)
+    case.add("bare_views", clock() - start)
     case.add("rows", rows)
+
+    start = clock()
+    for sql, params in case.history:
+        bench.bare.execute(sql, params).fetchall()
+    case.add("bare_history", clock() - start)
 
     links = links_of(case.last)
     start = clock()
@@ -564,15 +591,21 @@ def sqlite3_quote(name: str) -> str:
 
 
 def summary(case: Case) -> dict[str, Any]:
-    turn, reads, commit = (case.median_ms(m) for m in ("turn", "bare_reads", "bare_commit"))
+    turn, views, history, commit = (
+        case.median_ms(m) for m in ("turn", "bare_views", "bare_history", "bare_commit")
+    )
+    reads = views + history
     last = case.last
     assert last is not None  # measured at least once
     return {
         "about": case.turn.about,
         "turn_ms": turn,
         "bare_reads_ms": reads,
+        "bare_view_reads_ms": views,
+        "bare_history_ms": history,
         "bare_commit_ms": commit,
         "overhead_ms": turn - reads - commit,
+        "overhead_above_view_reads_ms": turn - views - commit,
         "statements": case.statements,
         "ratio_to_bare": turn / (reads + commit),
         "link_turn_ms": case.median_ms("link"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, literal_column, null, select, union_all
@@ -138,9 +139,9 @@ def recall(
     bound, keeps, newest = parts
     # Each part in its own query's order: bindings by (thread, bot, context), kept links
     # by (context, entity), the messages oldest first (by turn, then as recorded).
-    bound.sort(key=lambda r: (r[2], r[3], r[0]))
-    keeps.sort(key=lambda r: (r[0], r[1]))
-    newest.sort(key=lambda r: (r[2], r[3]))
+    bound.sort(key=itemgetter(2, 3, 0))
+    keeps.sort(key=itemgetter(0, 1))
+    newest.sort(key=itemgetter(2, 3))
     chat = conversation.chat
     bindings = [
         Binding(context=a, entity=unkey(b), chat=chat, thread=unkey(c), bot=unkey(d))
@@ -153,6 +154,6 @@ def recall(
         total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
-        history=messages((a, b) for a, b, _, _, _ in newest),
+        history=messages(map(itemgetter(0, 1), newest)),
         floor=min((k.until_turn for k in kept), default=None),
     )
