@@ -138,8 +138,8 @@ def messages(rows: Iterable[tuple[str, str]]) -> tuple[Message, ...]:
 
 
 _SPEAKERS: dict[str, Speaker] = {speaker: speaker for speaker in SPEAKERS}
-_SET_ROLE = Message.role.__set__  # type: ignore[attr-defined]  # a slot's descriptor
-_SET_TEXT = Message.text.__set__  # type: ignore[attr-defined]
+_SET_ROLE = vars(Message)["role"].__set__  # the slots' descriptors
+_SET_TEXT = vars(Message)["text"].__set__
 
 
 def _speaker(value: str) -> Speaker:
