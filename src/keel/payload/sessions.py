@@ -7,9 +7,11 @@ what the session was last sent (a `SessionState`, kept as hashes) and returns th
 text to send:
 
 - a context the session has not been sent: its whole block;
-- one it has: the opening tag, `(instructions as sent before)` in place of instructions that
-  are as before, only the views whose text changed, one line naming the views left out
-  as unchanged, and the closing tag;
+- one it has, exactly as it was sent: nothing — it stands until a withdrawal says
+  otherwise, and repeating it only spends the window;
+- one it has, changed: the opening tag, `(instructions as sent before)` in place of
+  instructions that are as before, only the views whose text changed, one line naming the
+  views left out as unchanged, and the closing tag;
 - one it was sent that the turn no longer attaches: a one-line withdrawal, and the state
   forgets it (attached again later, it arrives whole);
 - after the agent compacted its context, nothing it was sent can be relied on: the state
@@ -17,7 +19,8 @@ text to send:
 
 Withdrawals come first, sorted by context and entity, then the blocks in the order they
 are attached; pieces are separated by a blank line. A turn that attaches nothing and
-withdraws nothing gets '' — send no message for it. The sizes the ledger records stay the
+withdraws nothing, or whose contexts are all as they were sent, gets '' — send no message
+for it. The sizes the ledger records stay the
 rendered blocks' — the delta is what the session is billed, not what the context costs.
 """
 
@@ -105,7 +108,11 @@ def session_delta(
             )
         entry = _sent(item)
         prior = before.get(pair)
-        blocks.append(item.block.text if prior is None else _changes(item.block, prior))
+        if prior is None:
+            blocks.append(item.block.text)
+        elif entry != prior or not prior.instructions_sent:
+            blocks.append(_changes(item.block, prior))
+        # else: the session holds it as it is; it stands until a withdrawal says otherwise
         now[pair] = entry
     gone = sorted((pair for pair in before if pair not in now), key=_order)
     pieces = ["\n".join(_withdrawal(pair) for pair in gone)] if gone else []
