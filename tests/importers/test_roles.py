@@ -58,6 +58,40 @@ def test_without_a_role_the_report_says_how_to_admit_them(repo: WriteTree, brain
     assert findings(brain, "warn") == ["context.unreached features/repo/agents-md.context.md"]
 
 
+WILDCARD_ROLE = (
+    "---\ndescription: Reads everything.\ncontexts: ['*']\ncapabilities: [context:read]\n"
+    "contexts_budget: {maxActive: 1}\n---\nYou help.\n"
+)
+
+
+def test_without_a_role_a_role_that_already_admits_them_is_checked_not_edited(
+    repo: WriteTree, brain: Path
+) -> None:
+    write_files(brain, {"features/desk/reader.agent.md": WILDCARD_ROLE})
+    report = import_rules(repo(ALWAYS_ON), brain)
+    assert report.role is None
+    assert report.hint is None, "a role admits them: nothing to say about admitting"
+    (said,) = [w for w in report.warnings if "reader" in w.message]
+    assert said.path == "features/desk/reader.agent.md"
+    always = load_brain(brain).admitted(load_brain(brain).roles["reader"], "always")
+    assert len(always) == 3 + 1, "the three imported, and the brain's own"
+    assert said.message.startswith(
+        "role 'reader' admits 4 always-on contexts, but a turn carries at most 1 (maxActive)"
+    )
+    assert "re-running this import with --role reader does it" in said.message
+    assert not [w for w in report.warnings if "imported contexts are always-on" in w.message]
+    role = (brain / "features/desk/reader.agent.md").read_text(encoding="utf-8")
+    assert role == WILDCARD_ROLE, "an import without --role edits no role"
+    assert "role.always-over features/desk/reader.agent.md" in findings(brain, "warn")
+
+
+def test_without_a_role_a_role_with_room_says_nothing(repo: WriteTree, brain: Path) -> None:
+    roomy = WILDCARD_ROLE.replace("maxActive: 1", "maxActive: 9")
+    write_files(brain, {"features/desk/reader.agent.md": roomy})
+    report = import_rules(repo(ALWAYS_ON), brain)
+    assert (report.hint, [w.path for w in report.warnings]) == (None, [])
+
+
 def test_a_missing_role_is_created_in_the_feature(shop: Path, brain: Path) -> None:
     report = import_rules(shop, brain, role="coder")
     assert report.role is not None

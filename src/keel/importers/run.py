@@ -31,6 +31,7 @@ from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.specs import WhenWord
+from keel.doctor.room import role_room
 from keel.errors import UsageError
 from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
@@ -221,7 +222,10 @@ class _Import:
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
         role = self._role(imported, removed_ids, max_active, turn_chars)
-        if role is None:
+        admitting = self._admitting(imported) if self.role is None else ()
+        if admitting:
+            self._room(admitting)
+        elif role is None:
             self._crowding(imported, max_active)
         self._window(imported)
         return ImportReport(
@@ -237,7 +241,7 @@ class _Import:
             warnings=tuple(self.warnings),
             skipped=tuple(sorted(self.skipped, key=lambda n: n.path)),
             refused=tuple(self.refused),
-            hint=self._hint(imported),
+            hint=self._hint(imported, admitting),
             seen=account(
                 self.found,
                 Outcomes(
@@ -492,12 +496,27 @@ class _Import:
                 )
             )
 
-    def _hint(self, imported: list[ImportedRule]) -> str | None:
+    def _admitting(self, imported: list[ImportedRule]) -> tuple[str, ...]:
+        """The roles of the brain that admit any imported context (by id or `'*'`)."""
+        if not imported:
+            return ()
+        roles = load_brain(self.brain).roles
+        ids = [r.context for r in imported]
+        return tuple(i for i in sorted(roles) if any(map(roles[i].admits, ids)))
+
+    def _room(self, roles: Sequence[str]) -> None:
+        """Without --role, size nothing but say which admitting role lacks room, and how
+        to give it (doctor says the same from the files)."""
+        sizer = "re-running this import with --role {role} does it"
+        for finding in role_room(load_brain(self.brain), roles, sizer=sizer):
+            self.warnings.append(Notice(path=finding.file or "", message=finding.message))
+
+    def _hint(self, imported: list[ImportedRule], admitting: Sequence[str]) -> str | None:
         if not imported and not self.found.count:
             if self.excluded:
                 return f"every rule file found in {self.given} was excluded — nothing to import"
             return f"no rule files found in {self.given} — nothing to import"
-        if self.role is not None or not imported:
+        if self.role is not None or not imported or admitting:
             return None
         return (
             "no role admits these contexts yet, so no turn carries them — re-run with "
