@@ -72,7 +72,7 @@ def test_without_a_role_a_role_that_already_admits_them_is_checked_not_edited(
     assert report.role is None
     assert report.hint is None, "a role admits them: nothing to say about admitting"
     (said,) = [w for w in report.warnings if "reader" in w.message]
-    assert said.path == "features/desk/reader.agent.md"
+    assert (said.path, said.line) == ("features/desk/reader.agent.md", 5)  # maxActive's line
     always = load_brain(brain).admitted(load_brain(brain).roles["reader"], "always")
     assert len(always) == 3 + 1, "the three imported, and the brain's own"
     assert said.message.startswith(
@@ -82,7 +82,7 @@ def test_without_a_role_a_role_that_already_admits_them_is_checked_not_edited(
     assert not [w for w in report.warnings if "imported contexts are always-on" in w.message]
     role = (brain / "features/desk/reader.agent.md").read_text(encoding="utf-8")
     assert role == WILDCARD_ROLE, "an import without --role edits no role"
-    assert "role.always-over features/desk/reader.agent.md" in findings(brain, "warn")
+    assert "role.always-over features/desk/reader.agent.md:5" in findings(brain, "warn")
 
 
 def test_without_a_role_a_role_with_room_says_nothing(repo: WriteTree, brain: Path) -> None:

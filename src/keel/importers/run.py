@@ -32,6 +32,7 @@ from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import SectionBudgets, model_limits
 from keel.brain.specs import WhenWord
 from keel.doctor.room import role_room
+from keel.doctor.scope import Lines
 from keel.errors import UsageError
 from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
@@ -507,9 +508,11 @@ class _Import:
     def _room(self, roles: Sequence[str]) -> None:
         """Without --role, size nothing but say which admitting role lacks room, and how
         to give it (doctor says the same from the files)."""
+        brain = load_brain(self.brain)
         sizer = "re-running this import with --role {role} does it"
-        for finding in role_room(load_brain(self.brain), roles, sizer=sizer):
-            self.warnings.append(Notice(path=finding.file or "", message=finding.message))
+        for finding in role_room(brain, roles, sizer=sizer, lines=Lines(brain.root)):
+            said = Notice(path=finding.file or "", message=finding.message, line=finding.line)
+            self.warnings.append(said)
 
     def _hint(self, imported: list[ImportedRule], admitting: Sequence[str]) -> str | None:
         if not imported and not self.found.count:
