@@ -302,6 +302,28 @@ def test_a_stub_says_where_context_open_is(
     ) in text
 
 
+def test_a_context_the_session_holds_is_never_withdrawn_and_stubbed_at_once(
+    write_brain: Callable[[dict[str, str | bytes]], Path], engines: Engines, database_url: str
+) -> None:
+    role = DEV_BRAIN["features/shop/dev.agent.md"]
+    assert isinstance(role, str)
+    narrow = role.replace("agent: cli\n", "agent: cli\ncontexts_budget: {maxActive: 1}\n")
+    engine = engines(write_brain({**DEV_BRAIN, "features/shop/dev.agent.md": narrow}))
+    brain, db = engine.source.root, ("--db", database_url)
+    first = added(hook(brain, payload("prompt_checkout"), *db), "UserPromptSubmit")
+    engine.bind(context="ticket", entity="T-1", chat="cli")  # comes first: style is stubbed
+    second = added(hook(brain, payload("prompt_colour"), *db), "UserPromptSubmit")
+    compacted = added(hook(brain, payload("session_start_compact"), *db), "SessionStart")
+    assert STYLE in first
+    assert TICKET in second
+    assert 'name="style"' not in second, "the agent holds the style: no withdrawal, no stub"
+    assert '<context-stub name="style">' in compacted, "after a compaction it holds nothing"
+    with engine.store.transaction() as tx:
+        entries = tx.ledger(role="dev")
+    stubbed = [e for e in entries if e.context == "style" and e.knob is not None]
+    assert len(stubbed) == 2, "the ledger still says what the turns left out"
+
+
 def test_stub_lines_without_anything_to_call_stay_as_the_budget_wrote_them() -> None:
     link = Link(context="style", entity=None, kind="always", feature="shop")
     too_large = Stub(link=link, knob="chars", text="<too large/>")

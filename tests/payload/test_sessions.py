@@ -11,7 +11,7 @@ from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
 from keel.errors import UsageError
 from keel.link.values import Link
-from keel.payload.sessions import SentContext, SessionState, digest, session_delta
+from keel.payload.sessions import SentContext, SessionState, digest, held, session_delta
 
 RULES = "Quote the SLA from the card."
 EMPTY = SessionState()
@@ -225,3 +225,18 @@ def test_the_state_after_a_turn_depends_only_on_what_it_attached(
         assert session_delta(state, items, compacted=False)[0].count(RULES) == 0
         if compacted:
             assert text == "\n\n".join(i.block.text for i in items)
+
+
+def test_a_context_the_session_holds_and_the_turn_stubbed_stands_as_sent() -> None:
+    kb = attached("kb", None)
+    _, state = session_delta(EMPTY, [attached(), kb], compacted=False)
+    text, after = session_delta(state, [kb], compacted=False, stubbed=[("ticket", "T-1")])
+    assert text == "", "neither withdrawn nor sent again: the agent still holds it"
+    assert after == state
+    assert held(state, [("ticket", "T-1"), ("other", None)]) == {("ticket", "T-1")}
+
+
+def test_after_a_compaction_nothing_is_held() -> None:
+    _, state = session_delta(EMPTY, [attached()], compacted=False)
+    text, after = session_delta(state, [], compacted=True, stubbed=[("ticket", "T-1")])
+    assert (text, after) == ("", EMPTY)

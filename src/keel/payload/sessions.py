@@ -27,7 +27,7 @@ rendered blocks' — the delta is what the session is billed, not what the conte
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -93,9 +93,18 @@ def digest(text: str) -> str:
 
 
 def session_delta(
-    state: SessionState, attached: Sequence[Attached], *, compacted: bool
+    state: SessionState,
+    attached: Sequence[Attached],
+    *,
+    compacted: bool,
+    stubbed: Iterable[tuple[str, str | None]] = (),
 ) -> tuple[str, SessionState]:
-    """The tail text this turn sends the session, and what the session then holds."""
+    """The tail text this turn sends the session, and what the session then holds.
+
+    A context the turn stubbed (left out for room) that the session holds still applies
+    and is still in front of the agent: it is neither withdrawn nor stubbed (`held`), and
+    the session keeps it as it was sent.
+    """
     before = {} if compacted else {entry.pair: entry for entry in state.contexts}
     blocks: list[str] = []
     now: dict[tuple[str, str | None], SentContext] = {}
@@ -114,10 +123,20 @@ def session_delta(
             blocks.append(_changes(item.block, prior))
         # else: the session holds it as it is; it stands until a withdrawal says otherwise
         now[pair] = entry
+    for pair in held(SessionState(contexts=tuple(before.values())), stubbed):
+        now.setdefault(pair, before[pair])
     gone = sorted((pair for pair in before if pair not in now), key=_order)
     pieces = ["\n".join(_withdrawal(pair) for pair in gone)] if gone else []
     pieces += blocks
     return "\n\n".join(pieces), SessionState(contexts=tuple(now.values()))
+
+
+def held(
+    state: SessionState, stubbed: Iterable[tuple[str, str | None]]
+) -> frozenset[tuple[str, str | None]]:
+    """The stubbed contexts a session holds: they stand as sent, with no stub line."""
+    have = {entry.pair for entry in state.contexts}
+    return frozenset(pair for pair in stubbed if pair in have)
 
 
 def _sent(item: Attached) -> SentContext:

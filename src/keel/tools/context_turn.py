@@ -56,7 +56,8 @@ def turn_text(prepared: PreparedTurn, *, stub_line: Callable[[Stub], str] = _as_
         contexts = prepared.session_text
     else:
         contexts = "\n\n".join(a.block.text for a in prepared.attached)
-    notes = [stub_line(s) for s in prepared.stubs] + [refusal_line(r) for r in prepared.refused]
+    stubs = [s for s in prepared.stubs if s.link.pair not in prepared.session_held]
+    notes = [stub_line(s) for s in stubs] + [refusal_line(r) for r in prepared.refused]
     pieces = [contexts] if contexts else []
     if notes:
         pieces.append("\n".join(notes))

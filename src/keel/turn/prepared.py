@@ -45,6 +45,9 @@ class PreparedTurn:
     history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
+    # The stubbed contexts that session holds as sent: they stand, so no stub line says
+    # otherwise (the ledger still records them stubbed).
+    session_held: frozenset[tuple[str, str | None]] = frozenset()
     # The bot's chat policy on the incoming message(s): engage or not; None when it has no
     # policy, or it left the decision to the chat rules.
     engage: bool | None = None
