@@ -497,7 +497,7 @@ def measure_repo(name: str, workdir: Path) -> RepoResult:
     rules = rule_files(repo)
     unaccounted = [f for f in rules if f not in seen_paths]
     results = [
-        _measure_prompt(repo, prompt, answer_text, sources, always)
+        compare(repo, prompt, answer_text, sources, always)
         for prompt, answer_text in zip(PROMPTS[name], _ask(brain, name), strict=True)
     ]
     return RepoResult(
@@ -527,9 +527,11 @@ def _ask(brain: Path, name: str) -> Iterator[str]:
         engine.close()
 
 
-def _measure_prompt(
+def compare(
     repo: Path, prompt: Prompt, text: str, sources: dict[str, set[str]], always: set[str]
 ) -> PromptResult:
+    """What the hook's added context `text` sent of the rules the tools would load for
+    `prompt`; `sources` gives each context's rule files, `always` the always-on ones."""
     expected = tool_rules(repo, prompt.file)
     wanted = _unique([r for tool in TOOLS for r in expected[tool]])
     catalog = "".join(_CATALOG.findall(text))

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.importers.corpus import CORPUS, PROMPTS, RepoResult, measure_repo, repos, tool_rules
+from tests.importers.corpus import (
+    CORPUS,
+    PROMPTS,
+    RepoResult,
+    compare,
+    measure_repo,
+    repos,
+    tool_rules,
+)
 
 # Always-on rules that the hook stubs today, though the tool loads them whole: each is a
 # known defect of delivery (see the report of bench/agent_rules.py), and the mark fails
@@ -136,3 +144,46 @@ def test_linked_rule_files_are_the_rule_they_link_to() -> None:
 def test_the_corpus_stays_small() -> None:
     total = sum(p.lstat().st_size for p in Path(CORPUS).rglob("*"))
     assert total < 1_000_000
+
+
+def test_copilot_and_windsurf_models(tmp_path: Path) -> None:
+    rules = {
+        ".github/copilot-instructions.md": "Always.",
+        ".github/instructions/ts.instructions.md": '---\napplyTo: "src/*.TS"\n---\nTypes.',
+        ".github/instructions/all.instructions.md": '---\napplyTo: "**"\n---\nEverywhere.',
+        ".windsurfrules": "Legacy.",
+        ".windsurf/rules/on.md": "---\ntrigger: always_on\n---\nOn.",
+        ".windsurf/rules/py.md": "---\ntrigger: glob\nglobs: '*.py'\n---\nPython.",
+        ".windsurf/rules/ask.md": "---\ntrigger: model_decision\ndescription: x\n---\nAsk.",
+    }
+    for rel, text in rules.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    nested = tool_rules(tmp_path, "pkg/src/a.ts")
+    assert nested["copilot"] == [
+        ".github/copilot-instructions.md",
+        ".github/instructions/all.instructions.md",
+        ".github/instructions/ts.instructions.md",  # `**/` in front, case ignored
+    ]
+    assert nested["windsurf"] == [".windsurfrules", ".windsurf/rules/on.md"]
+    assert tool_rules(tmp_path, "deep/x.py")["windsurf"] == [
+        ".windsurfrules",
+        ".windsurf/rules/on.md",
+        ".windsurf/rules/py.md",  # a name without `/` matches at any depth
+    ]
+
+
+def test_a_rule_two_sent_contexts_stand_for_is_counted_twice_and_a_stub_is_no_send() -> None:
+    repo = CORPUS / "graphiti"
+    prompt = PROMPTS["graphiti"][-1]
+    text = '<context name="a">\nx\n</context>\n\n<context name="b">\ny\n</context>'
+    sources = {"a": {"AGENTS.md"}, "b": {"AGENTS.md"}, "c": {"CLAUDE.md"}}
+    twice = compare(repo, prompt, text, sources, {"a", "b", "c"})
+    assert twice.twice == ["AGENTS.md"]
+    assert twice.missing == ["CLAUDE.md"]
+    stubbed = compare(
+        repo, prompt, '<context-stub name="c">left out</context-stub>', sources, {"c"}
+    )
+    assert stubbed.stubbed_rules == ["CLAUDE.md"]
+    assert stubbed.always_stubbed == ["c"]
+    assert stubbed.missing == ["AGENTS.md"]
