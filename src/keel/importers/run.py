@@ -30,6 +30,7 @@ from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import SectionBudgets, model_limits
+from keel.brain.limits import CHARS
 from keel.brain.specs import WhenWord
 from keel.doctor.room import role_room
 from keel.doctor.scope import Lines
@@ -57,7 +58,7 @@ from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
 from keel.importers.roles import CATALOG, Room, listing, plan_role
-from keel.importers.rules import Mapped, Notice, Rule
+from keel.importers.rules import SELF_LINKING, Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from keel.importers.writing import Writes, feature_problem
 from keel.tokens.estimate import estimate_many, estimate_tokens
@@ -216,7 +217,10 @@ class _Import:
             if rule.source not in placed:
                 keep.update(p for p, s in self.files.owned.items() if s == rule.source)
         imported: list[ImportedRule] = []
-        for plan in self._plans(placed, turn_chars):
+        # A role given is sized for the rules (`_role`): a rule keeps its whole size then,
+        # where a brain's turnChars would cap it and stub it on every turn.
+        cap = turn_chars if self.role is None else CHARS.high
+        for plan in self._plans(placed, cap):
             self.warnings.extend(plan.warnings)
             if self._write(plan, keep):
                 imported.append(plan.rule)
@@ -419,15 +423,17 @@ class _Import:
         self.warnings.extend(listing(self.brain, others, removed))
         if self.role is None:
             return None
-        # Links that files and opens bring come before `always` ones: give the always-on
-        # rules room on top of what a turn of this brain carries anyway.
-        always = [r for r in imported if r.when == ("always",)]
-        always_chars = sum(r.chars for r in always)
+        # The tools load every always-on rule and every rule whose files a prompt names,
+        # with no cap: give the role room for all of them at once, on top of what a turn of
+        # this brain carries anyway (the opens and bindings). Links that files bring come
+        # before `always` ones, so room for the always-on alone would not keep them whole.
+        linking = [r for r in imported if r.trigger in SELF_LINKING]
+        linking_chars = sum(r.chars for r in linking)
         catalog_needed, catalog_default = self._catalog_room(imported)
         room = Room(
-            needed=len(always) + max_active if always else 0,
+            needed=len(linking) + max_active if linking else 0,
             default=max_active,
-            chars_needed=always_chars + turn_chars if always else 0,
+            chars_needed=linking_chars + turn_chars if linking else 0,
             chars_default=turn_chars,
             catalog_needed=catalog_needed,
             catalog_default=catalog_default,
