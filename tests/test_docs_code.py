@@ -85,7 +85,7 @@ def test_the_ticket_code_links_the_message_or_the_ticket_before_it() -> None:
     ticket = namespace("features/support/ticket.context.py")
     (shown,) = blocks("text")
     *before, head, message = shown.rstrip("\n").split("\n")
-    said = [tuple(line.split(": ", 1)) for line in before[1:]]
+    said = [(speaker, text) for speaker, text in (line.split(": ", 1) for line in before[1:])]
     replied = re.search(r'replying to (\w+): "(.*)"\]$', head)
     assert replied
     envelope = Envelope(
@@ -164,7 +164,7 @@ def test_the_ctx_table_names_each_call_with_its_keywords() -> None:
     table = PAGE.split("| call | does | returns |", 1)[1].split("\n\n", 1)[0]
     for name, params in re.findall(r"^\| `(\w+)\(([^)]*)\)`", table, re.MULTILINE):
         shown = [p.split("=")[0].strip() for p in params.split(",") if p.strip()]
-        real = [p for p in inspect.signature(getattr(PipelineCtx, name)).parameters][1:]
+        real = list(inspect.signature(getattr(PipelineCtx, name)).parameters)[1:]
         assert shown == real, name
 
 
