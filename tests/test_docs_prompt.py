@@ -107,9 +107,11 @@ def test_the_stubs_are_the_ones_the_budget_writes() -> None:
     view = view_stub(ViewRows(view="x", total=45))
     assert f"`{view}`" in PAGE.replace("\n  ", " ")
     policy = Link(context="policy", entity=None, kind="ask", feature="support")
-    assert f"`{stub_line(policy, 'maxActive', can_open=True)}`" in PAGE.replace("\n  ", " ")
+    assert f"`{stub_line(policy, 'contexts.maxActive', can_open=True)}`" in PAGE.replace(
+        "\n  ", " "
+    )
     assert "just `left out for room`" in PAGE
-    assert stub_line(policy, "maxActive", can_open=False).endswith(
+    assert stub_line(policy, "contexts.maxActive", can_open=False).endswith(
         ">left out for room</context-stub>"
     )
     assert "says `left out: too large to attach`" in PAGE
