@@ -32,7 +32,8 @@ def bench_accuracy() -> Any:
     spec = importlib.util.spec_from_file_location(
         "token_accuracy", ROOT / "bench" / "token_accuracy.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.accuracy
