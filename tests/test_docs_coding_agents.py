@@ -1,0 +1,143 @@
+"""docs/coding-agents.md runs as written, on the page's shop brain (`tests.mcp.brains`'
+DEV_BRAIN, whose `dev` role is the page's block word for word):
+
+- the hook session: the page's `$ echo ... | keel agent-hook shop` prints the page's JSON,
+  `keel bind` its line, and the next prompts (after the bind, after the unbind) add the
+  two blocks the page shows as text;
+- its failures: the two commands print the page's line and exit 1, and brain code that
+  raises is the page's one warning line on stderr while the hook still answers;
+- its settings files: `.claude/settings.json` installs a hook command that Claude Code
+  would run and `.mcp.json` the server the page names, each read as JSON.
+
+Commands run from the folder that holds `shop/`, in their own processes (no warm server,
+so the brain is read as a cold hook reads it); nothing printed varies."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from tests.mcp.brains import DEV_BRAIN
+from tests.test_docs_tutorial import FENCE, commands, shell
+
+DOC = Path(__file__).parents[1] / "docs" / "coding-agents.md"
+PAGE = DOC.read_text(encoding="utf-8")
+
+
+def blocks(lang: str) -> list[str]:
+    return [text for found, _, text in FENCE.findall(PAGE) if found == lang]
+
+
+def block_with(lang: str, start: str) -> str:
+    found = [text for text in blocks(lang) if text.startswith(start)]
+    assert len(found) == 1, f"one {lang or 'plain'} block opens with {start!r}"
+    return found[0]
+
+
+def shop(folder: Path) -> Path:
+    brain = folder / "shop"
+    for rel, text in DEV_BRAIN.items():
+        target = brain / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(str(text), encoding="utf-8")
+    return brain
+
+
+def environment() -> dict[str, str]:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "KEEL_HOOK_SERVER": "off",
+    }
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        env.pop(name, None)
+    return env
+
+
+def prompt(folder: Path, text: str) -> str:
+    """What the next prompt of session s1 adds, as the page prints it (the text alone)."""
+    event = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": text}
+    done = shell(
+        f"echo {shlex.quote(json.dumps(event))} | keel agent-hook shop", folder, environment()
+    )
+    assert done.returncode == 0, done.stderr
+    added: str = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return added
+
+
+def test_the_page_role_is_the_shop_brain_role() -> None:
+    role = block_with("yaml", "# features/shop/dev.agent.md\n").split("\n", 1)[1]
+    assert role == DEV_BRAIN["features/shop/dev.agent.md"]
+
+
+def test_a_hook_session_prints_what_the_page_shows(tmp_path: Path) -> None:
+    shop(tmp_path)
+    env = environment()
+    first, bound = commands(block_with("", '$ echo \'{"session_id": "s1"'))
+    for command in (first, bound):
+        done = shell(command.line, tmp_path, env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == command.expected.splitlines(), command.line
+    after_bind = block_with("", '<context name="ticket" entity="T-1">')
+    assert prompt(tmp_path, "Make the button blue.") == after_bind.rstrip("\n")
+    unbind = re.search(r"\(`(keel unbind shop [^`]*)`\)", PAGE)
+    assert unbind
+    done = shell(unbind[1], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    withdrawn = block_with("", '<context-withdrawn name="ticket"')
+    assert prompt(tmp_path, "Done?") == withdrawn.rstrip("\n")
+
+
+def test_a_failing_hook_prints_one_line_and_exits_1(tmp_path: Path) -> None:
+    shop(tmp_path)
+    ran = commands(block_with("", "$ echo 'prompt: hi' | keel agent-hook shop"))
+    assert len(ran) == 2
+    for command in ran:
+        done = shell(command.line, tmp_path, environment())
+        assert done.returncode == 0  # the page's `; echo "exit $?"` ends each line
+        assert (done.stderr + done.stdout).splitlines() == command.expected.splitlines()
+
+
+def test_brain_code_that_raises_is_the_page_warning(tmp_path: Path) -> None:
+    (shown,) = [b for b in blocks("") if b.startswith("keel agent-hook: warning:")]
+    path = re.search(r"warning: (\S+\.py):(\d+):", shown)
+    assert path
+    brain = shop(tmp_path)
+    role = brain / "features/shop/dev.agent.md"
+    role.write_text(role.read_text().replace("[style, ticket]", "[style, ticket, lint]"), "utf-8")
+    (brain / "features/shop/lint.context.md").write_text(
+        "---\nwhen: [chat]\n---\nLint before you commit.\n", encoding="utf-8"
+    )
+    # The page's line 4 raises.
+    (brain / path[1]).write_text(
+        "from keel.code import define_context\n\ndef match(turn, ctx):\n"
+        "    raise RuntimeError('boom')\n\ncontext = define_context(match=match)\n",
+        encoding="utf-8",
+    )
+    event = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+    done = shell(
+        f"echo {shlex.quote(json.dumps(event))} | keel agent-hook shop", tmp_path, environment()
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == shown.splitlines()
+    assert "Keep functions small" in done.stdout
+
+
+def test_the_settings_files_install_the_page_commands() -> None:
+    settings = json.loads(block_with("json", '{\n  "hooks"'))
+    for event in ("UserPromptSubmit", "SessionStart"):
+        (entry,) = settings["hooks"][event]
+        (hook,) = entry["hooks"]
+        assert hook["command"] == 'keel agent-hook "$CLAUDE_PROJECT_DIR/brain" --role dev'
+    assert settings["hooks"]["SessionStart"][0]["matcher"] == "compact|clear"
+    servers = [json.loads(b) for b in blocks("json") if b.startswith('{\n  "mcpServers"')]
+    assert servers
+    for server in servers:
+        assert server["mcpServers"]["keel"] == {
+            "command": "keel",
+            "args": ["mcp", "brain", "--role", "dev"],
+        }
