@@ -14,6 +14,7 @@ so the brain is read as a cold hook reads it); nothing printed varies."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -21,7 +22,16 @@ import shlex
 import sys
 from pathlib import Path
 
+from mcp import Client, MCPError
+from mcp.types import TextContent
+
+from keel.link.values import Conversation
+from keel.mcp.room import Room
+from keel.mcp.server import build_server
+from keel.runtime.engine import Engine
+from keel.tools import CODING_TOOLS
 from tests.mcp.brains import DEV_BRAIN
+from tests.runtime.driver import copy_reference
 from tests.test_docs_tutorial import FENCE, commands, shell
 
 DOC = Path(__file__).parents[1] / "docs" / "coding-agents.md"
@@ -141,3 +151,53 @@ def test_the_settings_files_install_the_page_commands() -> None:
             "command": "keel",
             "args": ["mcp", "brain", "--role", "dev"],
         }
+
+
+# The page's MCP transcript: `NAME(ARGS)`, then what the server answers (after a `→`, how it
+# failed), then the answer's text, up to a blank line.
+CALL = re.compile(r"^(\w+)\((.*?)\)(?:\s+→ (isError|error -?\d+))?$")
+
+
+def transcript() -> tuple[list[str], list[tuple[str, str, str | None, str]]]:
+    block = block_with("", "tools: ")
+    head, *entries = block.rstrip("\n").split("\n\n")
+    calls = []
+    for entry in entries:
+        first, answer = entry.split("\n", 1)
+        call = CALL.match(first)
+        assert call, first
+        calls.append((call[1], call[2], call[3], answer))
+    return head.removeprefix("tools: ").split(", "), calls
+
+
+def test_the_acme_room_transcript_is_what_the_server_answers(tmp_path: Path) -> None:
+    listed, calls = transcript()
+    assert calls, "the page's calls were found"
+    brain = copy_reference(tmp_path / "brain")
+    engine = Engine(brain, f"sqlite:///{tmp_path / 'k.db'}", tools=CODING_TOOLS, watch=False)
+    engine.apply_state()
+    room = Room(conversation=Conversation(bot="nova", chat="tg:chat:-1002000000101"))
+
+    async def session() -> tuple[list[str], list[tuple[str | None, str]]]:
+        answered: list[tuple[str | None, str]] = []
+        async with Client(build_server(engine, room), mode="legacy") as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            for name, args, _, _ in calls:
+                if name == "read_resource":
+                    try:
+                        await client.read_resource(json.loads(args))
+                    except MCPError as refused:
+                        answered.append((f"error {refused.error.code}", str(refused)))
+                    continue
+                result = await client.call_tool(name, json.loads(args))
+                (content,) = result.content
+                assert isinstance(content, TextContent)
+                answered.append(("isError" if result.is_error else None, content.text))
+        return names, answered
+
+    try:
+        names, answered = asyncio.run(session())
+    finally:
+        engine.close()
+    assert names == listed
+    assert answered == [(failed, answer) for _, _, failed, answer in calls]
