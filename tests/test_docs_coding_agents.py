@@ -201,3 +201,92 @@ def test_the_acme_room_transcript_is_what_the_server_answers(tmp_path: Path) -> 
         engine.close()
     assert names == listed
     assert answered == [(failed, answer) for _, _, failed, answer in calls]
+
+
+# The worked example's repository. The page shows two of its rules whole (they are taken
+# from the page); the others are written here, with the texts its turns print where it
+# prints them, and with lengths that give the `chars:` its report shows.
+ACME_WEB = {
+    "CLAUDE.md": (
+        "# acme-web\n\nA Next.js storefront and its API. Use pnpm, never npm. Run `pnpm test` "
+        "before you commit,\nand keep commits small with messages in the imperative.\n"
+    ),
+    "frontend/AGENTS.md": (
+        "# Frontend\n\nUse the design tokens in src/theme.ts; never hard-code a colour or a "
+        "font size.\n"
+    ),
+    ".cursor/rules/api-design.mdc": (
+        "---\ndescription: Designing or changing an HTTP endpoint — status codes, errors, "
+        "pagination.\n---\nReturn 404 for a missing resource and 422 for a bad body, with a "
+        "message that names the field. Page lists with a cursor, never an offset, and say in "
+        "the response how to ask for the next page.\n"
+    ),
+    ".claude/skills/release/CHECKLIST.md": (
+        "# Release checklist\n\n1. Update CHANGELOG.md with every change since the last tag.\n"
+        "2. Run pnpm test and pnpm build; both must pass.\n3. Bump the version in "
+        "package.json.\n4. Ask for a review of the release notes.\n"
+    ),
+    ".claude/skills/release/scripts/tag.sh": '#!/bin/sh\ngit tag "v$1" && git push --tags\n',
+    ".github/instructions/tests.instructions.md": (
+        '---\napplyTo: "**/*.test.ts"\n---\nWrite tests with Vitest. One `describe` per '
+        "module; name each test for the behaviour it\nchecks. Mock the network, never the "
+        "module under test.\n"
+    ),
+    ".windsurf/rules/security.md": (
+        "---\ntrigger: model_decision\ndescription: Handling secrets, tokens or user data.\n"
+        "---\nNever log a token or a password. Read secrets from the environment.\n"
+    ),
+    "frontend/src/Cart.tsx": "export const Cart = () => null;\n",
+    "frontend/src/cart.ts": "export const total = 0;\n",
+    "frontend/src/cart.test.ts": 'test("total", () => {});\n',
+}
+# A rule line the terminal fills: its length is the terminal's, not the page's.
+RULE = re.compile(r"─{3,}$")
+
+
+def elided(expected: list[str], actual: list[str]) -> bool:
+    """The page's lines are the output's, each `…` line standing for any lines."""
+    if not expected:
+        return not actual
+    if expected[0] == "…":
+        return any(elided(expected[1:], actual[n:]) for n in range(len(actual) + 1))
+    return bool(actual) and expected[0] == actual[0] and elided(expected[1:], actual[1:])
+
+
+def lines_of(text: str) -> list[str]:
+    return [RULE.sub("───", line.rstrip()) for line in text.rstrip("\n").splitlines()]
+
+
+def test_the_worked_import_prints_what_the_page_shows(tmp_path: Path) -> None:
+    source = tmp_path / "acme-web"
+    page_rules = {
+        ".cursor/rules/typescript.mdc": block_with("", "---\ndescription: TypeScript"),
+        ".claude/skills/release/SKILL.md": block_with("", "---\nname: release"),
+    }
+    for rel, text in {**ACME_WEB, **page_rules}.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text, encoding="utf-8")
+    env = {**environment(), "COLUMNS": "1000"}  # a terminal as wide as the page's lines
+    story = PAGE.split("### A worked example", 1)[1].split("### What maps to what", 1)[0]
+    consoles = re.findall(r"^```\n(\$ .*?)^```$", story, re.DOTALL | re.MULTILINE)
+    ran = 0
+    for console in consoles:
+        if "refused (1)" in console and "--exclude" not in console.split("\n", 1)[0]:
+            # The page's reader deleted the marker line of the context first.
+            made = tmp_path / "brain/features/acme-web/claude-md.context.md"
+            kept = [line for line in made.read_text().splitlines() if "# imported from" not in line]
+            made.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        status = 0
+        for command in commands(console):
+            if command.line == "echo $?":  # the page's shell: the last command's status
+                assert command.expected == str(status)
+                continue
+            done = shell(command.line, tmp_path, env)
+            status = done.returncode
+            refused = "refused (1)" in command.expected
+            assert done.returncode == (3 if refused else 0), done.stdout + done.stderr
+            assert elided(lines_of(command.expected), lines_of(done.stdout)), (
+                f"the page's output drifted for:\n$ {command.line}\n--- printed\n{done.stdout}"
+            )
+            ran += 1
+    assert ran >= 12, "the worked example's commands were found"
