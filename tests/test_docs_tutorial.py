@@ -66,16 +66,17 @@ def page_blocks() -> list[Block]:
 
 
 def commands(console: str) -> list[Command]:
-    """Each command (continued with a trailing backslash) with the output under it."""
+    """Each command (continued with a trailing backslash, or inside a quote left open, as a
+    shell reads it) with the output under it."""
     parsed: list[Command] = []
     lines = console.splitlines()
     index = 0
     while index < len(lines):
         assert lines[index].startswith("$ "), f"console output before any command: {lines[index]}"
         line = lines[index][2:]
-        while line.endswith("\\"):
+        while line.endswith("\\") or line.count("'") % 2:
             index += 1
-            line = line[:-1] + lines[index]
+            line = line[:-1] + lines[index] if line.endswith("\\") else f"{line}\n{lines[index]}"
         index += 1
         output = []
         while index < len(lines) and not lines[index].startswith("$ "):

@@ -17,6 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests import test_docs_service as service
+from tests.runtime.driver import copy_reference
+from tests.test_docs_tutorial import commands
+from tests.web.test_serve_cmd import serving
+
 ROOT = Path(__file__).parents[1]
 RUN_ID = re.compile(r"\b(heartbeat-invoice-chase)-[0-9a-f]{8}\b")
 STEP_ROW = re.compile(r"^(\d+)\s+(\w+)\s+(\w+)\s+\d+\.\d+(?:\s+(.*))?$")
@@ -135,3 +140,31 @@ def test_the_tour_prints_what_it_shows_on_a_fresh_database(tmp_path: Path) -> No
             + "\n--- printed\n"
             + "\n".join(lines)
         )
+
+
+# The API example: the README's curl commands, against `keel serve` on a fresh copy of the
+# reference brain with its seed (the turn is the Acme room's fifth, after the seed's four).
+CURL_BLOCK = re.compile(r"^```\n(\$ curl .*?)^```$", re.DOTALL | re.MULTILINE)
+TURN_ID = re.compile(r'^\{"id":\d+,')
+
+
+def test_the_curl_example_answers_what_the_readme_shows(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    (block,) = CURL_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    ran = commands(block)
+    assert len(ran) == 2, "the README's two curl commands were found"
+    with serving(brain) as server:
+        for command in ran:
+            line = command.line.replace("localhost:8000", server.base, 1)
+            done = subprocess.run(
+                ["bash", "-c", line], capture_output=True, text=True, timeout=60, check=False
+            )
+            assert done.returncode == 0, done.stderr
+            # Only the turn's database id is normalised: it counts every turn recorded. The
+            # README wraps its lines inside strings too: each line break is the space it cut.
+            printed = TURN_ID.sub('{"id":60,', done.stdout)
+            expected = command.expected.replace("\n", " ")
+            assert service.shown(expected, printed), (
+                f"the README's output drifted for:\n$ {line}\n--- not printed\n"
+                f"{service.first_unseen(expected, printed)}\n--- printed\n{printed}"
+            )

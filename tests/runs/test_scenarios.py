@@ -54,6 +54,24 @@ def test_a_terminal_error_fails_the_run_with_its_message(runs: Runs) -> None:
     assert "first-touch needs vars prospect and chat" in record["error"]
 
 
+def test_a_failed_run_ends_on_a_failed_finish_step(runs: Runs) -> None:
+    """The record's last row says what happened, in `--json` and in `keel runs show`."""
+    record = runs.json("scenario", "first-touch", "--vars", "{}", "--model", "none", exit_code=1)
+    finish = record["steps"][-1]
+    assert (finish["name"], finish["status"]) == ("finish", "failed")
+    assert "first-touch needs vars prospect and chat" in finish["detail"]
+    shown = runs.invoke("runs", "show", record["id"])
+    assert shown.exit_code == 0, shown.output
+    (row,) = [line for line in shown.stdout.splitlines() if " finish " in line]
+    assert row.split()[1:3] == ["finish", "failed"], shown.stdout
+    # A run that succeeds still ends on a done one.
+    model = runs.script("draft-ok", [{"text": "Hello p_3."}])
+    vars_ = '{"prospect": "p_3", "chat": "tg:user:503"}'
+    waiting = runs.json("scenario", "first-touch", "--vars", vars_, "--model", model)
+    done = runs.json("approve", waiting["cards"][0]["id"], "--no")
+    assert (done["steps"][-1]["name"], done["steps"][-1]["status"]) == ("finish", "done")
+
+
 def test_a_refusal_the_pipeline_does_not_catch_is_the_runs_refusal(runs: Runs) -> None:
     record = runs.json("scenario", "blurt", "--model", "none", exit_code=3)
     assert (record["status"], record["refused"]) == ("failed", True)

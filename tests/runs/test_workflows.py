@@ -138,7 +138,7 @@ def test_a_model_whose_key_is_gone_fails_the_run_and_says_which(
     record = runs.json("runs", "show", order.id)
     assert "OPENAI_API_KEY" in record["error"]
     assert record["refused"] is False
-    assert steps(record) == [("start", "done"), ("prepare", "done"), ("finish", "done")]
+    assert steps(record) == [("start", "done"), ("prepare", "done"), ("finish", "failed")]
     assert record["messages"] == []
 
 

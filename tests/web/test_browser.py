@@ -144,3 +144,42 @@ def test_a_running_runs_page_keeps_itself_current_without_a_reload(
     assert page.locator("#live .facts .status").inner_text() == "done"
     assert page.locator('tr[data-card="card-1"] form').count() == 0, "no form on a decided card"
     shot(page, "run-live")
+
+
+# What a phone shows of a table wider than the screen: a shadow at the edge it scrolls to.
+WIDE_TABLE = """() => {
+  for (const table of document.querySelectorAll('main table')) {
+    if (table.scrollWidth > table.clientWidth + 8) {
+      const style = getComputedStyle(table);
+      table.scrollLeft = table.scrollWidth;
+      const end = table.scrollLeft > 0;
+      return {image: style.backgroundImage, attachment: style.backgroundAttachment,
+              overflow: style.overflowX, scrolls: end};
+    }
+  }
+  return null;
+}"""
+
+
+def test_a_wide_table_at_phone_width_shows_it_scrolls(live: Live, browser: Browser) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    found = None
+    for path in ("/turns", "/runs", "/chats", "/system"):
+        page.goto(live.base + path)
+        found = page.evaluate(WIDE_TABLE)
+        if found is not None:
+            break
+    assert found is not None, "some page has a table wider than a phone"
+    assert found["overflow"] == "auto"
+    assert found["scrolls"], "the table scrolls in its own box"
+    # Two shadows that stay at the box's edges, two covers that scroll with the rows.
+    assert found["image"].count("radial-gradient") == 2
+    assert found["image"].count("linear-gradient") == 2
+    assert found["attachment"] == "local, local, scroll, scroll"
+    shot(page, "wide-table-phone")
+    wide = browser.new_page(viewport={"width": 1280, "height": 900})
+    wide.goto(live.base + "/turns")
+    image = wide.evaluate(
+        "() => getComputedStyle(document.querySelector('main table')).backgroundImage"
+    )
+    assert image == "none", "a desktop table fits and shows no cue"

@@ -178,7 +178,8 @@ def finished(
     else:
         tx.set_run_status(run_id, status, now(), error=error, executor=executor)
     output = {"status": status, "error": error, "refused": refused, "result": result}
-    return Done(output=output, detail=error or "")
+    # The step's row says what happened: a run that failed ends on a failed `finish`.
+    return Done(output=output, detail=error or "", status="failed" if error is not None else "done")
 
 
 def step_row(run_id: str, seq: int, name: str, done: Done, started: datetime) -> StepRow:

@@ -324,6 +324,10 @@ def finish(context: RunContext, failure: Failure | None, result: Any = None) -> 
         return  # its start could not be recorded: the run is recorded failed, and why
 
     def write(tx: Tx, _: None) -> Done:
+        ended = tx.step(order.id, seq)
+        if ended is not None and ended.status == "failed":
+            # A failed finish is as final as a done one (the row guards only against done).
+            raise StepTaken(f"step {seq} of run {order.id} is finished already")
         return finished(
             tx,
             run_id=order.id,

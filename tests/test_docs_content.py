@@ -1,0 +1,150 @@
+"""docs/content.md's files load as written, with the brain's own loader, on a fresh copy of
+examples/brain, and do what the page says of them:
+
+- the MANIFEST.yaml block loads whole, each setting read as its comment says;
+- the `approvals:` and `people:` blocks load in MANIFEST, each key as the page explains;
+- the access.yaml block loads: nova's default and DM templates, and the Acme group's rule
+  that binds the client context to acme;
+- the scenario's `hooks:` block makes the hook the page names (`knm-practice-knm-exam-
+  booked`), run as the scenario's agent with the page's prompt;
+- a view that never ends is the page's one-line stub in a real turn, with a warning that
+  names the view and the setting.
+
+Nothing here varies between runs; nothing is normalised."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from keel.brain import Brain, load_brain
+from tests.runtime.driver import copy_reference
+from tests.test_docs_tutorial import FENCE, shell
+
+DOC = Path(__file__).parents[1] / "docs" / "content.md"
+PAGE = DOC.read_text(encoding="utf-8")
+
+
+def yaml_block(start: str) -> str:
+    found: list[str] = [
+        t for lang, _, t in FENCE.findall(PAGE) if lang == "yaml" and t.startswith(start)
+    ]
+    assert len(found) == 1, f"the page has one YAML block opening with {start!r}"
+    return found[0]
+
+
+def with_manifest(tmp_path: Path, text: str) -> Brain:
+    brain = copy_reference(tmp_path / "brain")
+    (brain / "constitution" / "MANIFEST.yaml").write_text(text, encoding="utf-8")
+    loaded = load_brain(brain)
+    assert loaded.skips == (), loaded.skips
+    assert loaded.manifest.broken is None
+    return loaded
+
+
+def test_the_manifest_block_loads_as_its_comments_say(tmp_path: Path) -> None:
+    manifest = with_manifest(tmp_path, yaml_block("name: my-brain")).manifest
+    assert manifest.name == "my-brain"
+    budget = manifest.contexts
+    assert (budget.chars, budget.max_active, budget.turn_chars, budget.keep) == (3000, 3, 12000, 3)
+    assert budget.code_timeout_ms == 2000
+    assert (manifest.state_rows, manifest.state_read_timeout_ms) == (20, 2000)
+    assert (manifest.retention_days, manifest.content_probe_seconds) == (365, 2)
+    model = manifest.model
+    assert (model.name, model.window, model.output_reserve, model.input_allocation) == (
+        "any-model",
+        200000,
+        8000,
+        150000,
+    )
+    assert manifest.sections == (("history", 4000),)
+    assert manifest.tenancy is not None
+    assert (manifest.tenancy.context, manifest.tenancy.column) == ("client", "client_slug")
+    assert dict(manifest.approvals.decisions) == {"dangerous": "required", "context:bind": "none"}
+    assert manifest.approvals.timeout == timedelta(days=2)
+    assert tuple(manifest.code.env) == ("BRAIN_REGION",)
+    assert manifest.code.network is True
+
+
+def test_the_approvals_and_people_blocks_load_as_the_page_explains(tmp_path: Path) -> None:
+    approvals, people = yaml_block("approvals:\n"), yaml_block("people:\n")
+    manifest = with_manifest(tmp_path, "name: n\n" + approvals + people).manifest
+    assert dict(manifest.approvals.decisions) == {
+        "dangerous": "required",
+        "moderate": "none",
+        "context:bind": "none",
+    }
+    assert manifest.approvals.timeout == timedelta(days=2)
+    assert manifest.people is not None
+    assert manifest.people.owners == ("tg:user:1",)
+    assert dict(manifest.people.approvers) == {"message:send": ("tg:user:7",), "*": ("owners",)}
+
+
+def test_the_access_block_binds_the_group_and_keeps_the_templates(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    (brain / "constitution" / "access.yaml").write_text(yaml_block("bots:\n"), encoding="utf-8")
+    access = load_brain(brain).access
+    assert access.broken is None
+    assert access.failed == ()
+    rules = {(r.bot, r.scope): r for r in access.rules}
+    assert rules[("nova", "default")].role == "concierge"
+    assert rules[("nova", "dm")].role == "coach"
+    group = rules[("nova", "tg:chat:-1001234567890")]
+    assert (group.role, group.title, dict(group.contexts)) == (
+        "client-desk",
+        "Acme",
+        {"client": "acme"},
+    )
+
+
+def test_the_scenario_hooks_block_makes_the_hook_the_page_names(tmp_path: Path) -> None:
+    block = yaml_block("# features/dutch/knm/knm-practice.scenario.md\n")
+    path = block.split("\n", 1)[0].removeprefix("# ")
+    brain = copy_reference(tmp_path / "brain")
+    scenario = brain / path
+    front, body = scenario.read_text(encoding="utf-8").split("---\n", 2)[1:]
+    kept = re.sub(r"^hooks:.*?(?=^\S|\Z)", "", front, flags=re.DOTALL | re.MULTILINE)
+    scenario.write_text(f"---\n{kept}{block.split(chr(10), 1)[1]}---\n{body}", "utf-8")
+    loaded = load_brain(brain)
+    assert loaded.skips == ()
+    hook = loaded.entities["hook:knm-practice-knm-exam-booked"]
+    assert (hook.kind, hook.event) == ("hook", "knm.exam-booked")
+    assert hook.agent == loaded.entities["scenario:knm-practice"].agent
+    assert hook.prompt.startswith("The learner booked the KNM exam (the event says when).")
+
+
+def test_a_view_past_its_read_time_is_the_page_stub(tmp_path: Path) -> None:
+    (stub,) = re.findall(r"^(<view name=\"forever\">.*</view>)$", PAGE, re.MULTILINE)
+    brain = copy_reference(tmp_path / "brain")
+    # A recursive view with no stop, carried by an `always` context of the desk's role.
+    (brain / "state" / "99_forever.sql").write_text(
+        "CREATE VIEW forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
+        " SELECT i FROM n;\n",
+        encoding="utf-8",
+    )
+    support = brain / "features" / "support"
+    (support / "forever.context.md").write_text(
+        "---\nwhen: [always]\ndata: [forever]\n---\nCount.\n", encoding="utf-8"
+    )
+    role = support / "support.agent.md"
+    text = role.read_text(encoding="utf-8")
+    role.write_text(
+        text.replace("contexts: [ticket, kb, policy]", "contexts: [ticket, kb, policy, forever]"),
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "KEEL_HOOK_SERVER": "off",
+    }
+    done = shell(
+        "keel turn brain --bot desk --chat tg:chat:-1003000000001 --input hi --json", tmp_path, env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    turn = json.loads(done.stdout)
+    assert stub in json.dumps(turn, ensure_ascii=False).replace("\\n", "\n").replace('\\"', '"')
+    assert any("forever" in w and "state.readTimeoutMs" in w for w in turn["warnings"])
