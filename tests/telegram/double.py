@@ -8,7 +8,10 @@ calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400).
 never sent): a client killed while it waits sent nothing. Like Telegram, it refuses a
 message over 4,096 UTF-16 units, an empty one, a parse mode it does not know, and
 entities that do not lie inside the text (offsets in UTF-16 units) or link to no web
-address — so a sender that gets these wrong fails against it too.
+address — so a sender that gets these wrong fails against it too. createForumTopic
+answers a ForumTopic (its `message_thread_id` is the id of the topic's first, service
+message, as Telegram's is), and is refused in a private chat or for a name Telegram
+would not take (empty, over 128 characters).
 aiogram is pointed at it with `TelegramAPIServer.from_base(double.url)`.
 """
 
@@ -101,6 +104,13 @@ class BotAPIDouble:
             return BOT_USER
         if method in ("sendMessage", "editMessageText"):
             return self._message(fields)
+        if method == "createForumTopic":
+            self.next_message_id += 1
+            return {
+                "message_thread_id": self.next_message_id,
+                "name": fields["name"],
+                "icon_color": 7322096,
+            }
         return True
 
     def _message(self, fields: Json) -> Json:
@@ -120,11 +130,14 @@ class BotAPIDouble:
 
 
 LONGEST = 4096
+TOPIC_NAME = 128
 PARSE_MODES = ("HTML", "Markdown", "MarkdownV2")
 
 
 def _refusal(method: str, fields: Json) -> Failure | None:
-    """Telegram's 400 for a text message it would not take, or None."""
+    """Telegram's 400 for a text message or a topic it would not take, or None."""
+    if method == "createForumTopic":
+        return _topic_refusal(fields)
     if method not in ("sendMessage", "editMessageText"):
         return None
     units = len(str(fields.get("text", "")).encode("utf-16-le")) // 2
@@ -141,6 +154,14 @@ def _refusal(method: str, fields: Json) -> Failure | None:
         url = str(entity.get("url", "https://"))
         if not url.startswith(("http://", "https://")):
             return Failure(400, "Bad Request: can't parse entities: unsupported URL protocol")
+    return None
+
+
+def _topic_refusal(fields: Json) -> Failure | None:
+    if int(fields["chat_id"]) > 0:
+        return Failure(400, "Bad Request: the chat is not a forum")
+    if not 1 <= len(str(fields.get("name", ""))) <= TOPIC_NAME:
+        return Failure(400, "Bad Request: TOPIC_NAME_INVALID")
     return None
 
 

@@ -166,6 +166,28 @@ updates = Table(
     Column("turn_id", BigInteger, nullable=True),
 )
 
+# Forum topics a run opened: recorded under a Keel thread id in the step's transaction,
+# opened on the surface (Telegram's createForumTopic) by its adapter before anything is
+# delivered to that thread, which then names the surface's own thread id beside Keel's.
+topics = Table(
+    "keel_topics",
+    metadata,
+    Column("bot", String, primary_key=True),
+    Column("chat", String, primary_key=True),
+    Column("thread", String, primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    # 'pending' until the surface opened it ('opened') or refused it for good ('failed').
+    Column("state", String, nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("surface_thread_id", String, nullable=True),
+    Column("lease", UTCDateTime, nullable=True),
+    # An incoming message names the surface's thread id: Keel's is found by it.
+    Index(None, "bot", "chat", "surface_thread_id"),
+    Index(None, "state", "bot"),
+)
+
 sessions = Table(
     "keel_sessions",
     metadata,

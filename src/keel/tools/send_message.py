@@ -46,6 +46,11 @@ def message_id_for(message_id: str) -> Iterator[None]:
         _NEXT_ID.reset(token)
 
 
+def next_message_id() -> str | None:
+    """The id `message_id_for` named for the call running now, or None."""
+    return _NEXT_ID.get()
+
+
 def _where(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
     here = request.conversation
     chat = args.get("chat") or here.chat
