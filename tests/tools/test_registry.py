@@ -32,6 +32,7 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("context_bind", "context:bind", "moderate"),
         ("context_unbind", "context:bind", "moderate"),
         ("send_message", "message:send", "moderate"),
+        ("topic_open", "chat:topic", "moderate"),
         ("heartbeat_update", "brain:edit", "moderate"),
         ("hook_update", "brain:edit", "moderate"),
         ("scenario_update", "brain:edit", "moderate"),
