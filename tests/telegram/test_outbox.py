@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from keel.telegram.formatting import LIMIT
 from keel.telegram.outbox import Target, split_text, target_of
 
 
-def outgoing(chat: str, thread: str | None = None, **more: str | None) -> Outgoing:
+def outgoing(chat: str, thread: str | None = None, **more: Any) -> Outgoing:
     return Outgoing(
         row=1, bot="desk", chat=chat, thread=thread, message_id="m", text="hi", attempts=0, **more
     )

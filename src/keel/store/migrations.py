@@ -374,6 +374,12 @@ def _keel_topics(conn: Connection) -> None:
     ).create(conn, checkfirst=False)
 
 
+def _keel_attachments(conn: Connection) -> None:
+    """A file sent with a message: its kind and its path in the brain's files/ folder."""
+    conn.execute(text("ALTER TABLE keel_messages ADD COLUMN attachment VARCHAR"))
+    conn.execute(text("ALTER TABLE keel_messages ADD COLUMN attachment_path VARCHAR"))
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -385,6 +391,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0008_keel_people", _keel_people),
     ("0009_keel_delivery", _keel_delivery),
     ("0010_keel_topics", _keel_topics),
+    ("0011_keel_attachments", _keel_attachments),
 )
 
 

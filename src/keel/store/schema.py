@@ -147,6 +147,10 @@ messages = Table(
     Column("surface_connection", String, nullable=True),
     # Until when one process has the message to send: no other sends it meanwhile.
     Column("delivery_lease", UTCDateTime, nullable=True),
+    # A file sent with the message (since 0011): its kind ('document', 'voice') and its
+    # path inside the brain's files/ folder; the message's text is its caption.
+    Column("attachment", String, nullable=True),
+    Column("attachment_path", String, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.

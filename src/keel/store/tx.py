@@ -40,7 +40,7 @@ from keel.store import runs as _runs
 from keel.store import sessions as _sessions
 from keel.store import topics as _topics
 from keel.store import turns as _turns
-from keel.store.delivery import Outgoing
+from keel.store.delivery import Attachment, Outgoing
 from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
 from keel.store.listing import LoggedMessage
@@ -168,9 +168,10 @@ class Tx:
         message_id: str | None = None,
         surface_reply_to: str | None = None,
         surface_connection: str | None = None,
+        attachment: Attachment | None = None,
     ) -> None:
         """Log a message of the conversation: a turn's input ('user') or a bot's message
-        (which joins the outbox: `keel.store.delivery`)."""
+        (which joins the outbox: `keel.store.delivery`), with the file it sends, if any."""
         recalled = self._recalled.get(conversation)
         if recalled is not None:
             recalled.history = None
@@ -185,6 +186,7 @@ class Tx:
                 message_id=message_id,
                 surface_reply_to=surface_reply_to,
                 surface_connection=surface_connection,
+                attachment=attachment,
             )
 
     def history(

@@ -30,6 +30,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from aiogram import Bot
 from aiogram.exceptions import (
@@ -39,10 +41,10 @@ from aiogram.exceptions import (
     TelegramRetryAfter,
     TelegramServerError,
 )
-from aiogram.types import ReplyParameters
+from aiogram.types import FSInputFile, ReplyParameters
 
 from keel.log import logger, shown
-from keel.store.delivery import Outgoing
+from keel.store.delivery import Attachment, Outgoing
 from keel.store.store import Store
 from keel.store.topics import Topic
 from keel.telegram.cards import buttons
@@ -129,8 +131,10 @@ class Outbox:
         backoff: float = 1.0,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], datetime] = _now,
+        files: Path | None = None,
     ) -> None:
         self._store = store
+        self._files = files
         self._clock = clock
         self._client = client
         self._bot = bot
@@ -205,13 +209,8 @@ class Outbox:
         while True:
             try:
                 made = await self._client.create_forum_topic(chat_id=int(chat_id), name=topic.title)
-            except TelegramRetryAfter as exc:
-                reason, wait, final = f"429: {exc.message}", float(exc.retry_after), False
-            except (TelegramNetworkError, TelegramServerError) as exc:
-                wait = self._backoff * 2 ** (attempts - topic.attempts)
-                reason, final = exc.message, False
-            except TelegramAPIError as exc:  # not a forum, no right to manage topics
-                reason, wait, final = exc.message, 0.0, True
+            except TelegramAPIError as exc:  # for good: not a forum, no right to manage topics
+                reason, wait, final = self._verdict(exc, attempts - topic.attempts)
             else:
                 surface = str(made.message_thread_id)
                 await asyncio.to_thread(self._topic_done, topic, surface)
@@ -267,21 +266,16 @@ class Outbox:
             return False
         attempts = out.attempts
         first: int | None = None
-        # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
-        parts = plain(out.text) if card else formatted(out.text)
+        prepared = self._prepared(out, card=card)
+        if isinstance(prepared, str):
+            await self._failed(out, prepared, final=True)
+            return False
+        parts, file = prepared
         while parts:
             try:
-                sent = await self._send_part(target, parts[0], first=first is None, card=card)
-            except TelegramRetryAfter as exc:
-                reason, wait, final = f"429: {exc.message}", float(exc.retry_after), False
-            except (TelegramNetworkError, TelegramServerError) as exc:
-                reason, wait, final = (
-                    exc.message,
-                    self._backoff * 2 ** (attempts - out.attempts),
-                    False,
-                )
-            except TelegramAPIError as exc:  # refused for good: a bad request, a blocked bot
-                reason, wait, final = exc.message, 0.0, True
+                sent = await self._send_one(target, out, parts[0], file, first=first, card=card)
+            except TelegramAPIError as exc:
+                reason, wait, final = self._verdict(exc, attempts - out.attempts)
             else:
                 first = sent if first is None else first
                 parts.pop(0)
@@ -295,6 +289,71 @@ class Outbox:
         if first is not None:
             await asyncio.to_thread(self._delivered, out, str(first))
         return True
+
+    def _verdict(self, exc: TelegramAPIError, tried: int) -> tuple[str, float, bool]:
+        """A failed call's reason, how long to wait before the next, and whether it was
+        refused for good (a bad request, a blocked bot) rather than for now."""
+        if isinstance(exc, TelegramRetryAfter):
+            return f"429: {exc.message}", float(exc.retry_after), False
+        if isinstance(exc, TelegramNetworkError | TelegramServerError):
+            return exc.message, self._backoff * 2**tried, False
+        return exc.message, 0.0, True
+
+    def _prepared(self, out: Outgoing, *, card: bool) -> tuple[list[Part], Path | None] | str:
+        """The parts a message goes in, and the file it sends; or why it cannot go."""
+        # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
+        if out.attachment is None:
+            return (plain(out.text) if card else formatted(out.text)), None
+        # A file goes in one call, its caption as written.
+        found = self._file(out.attachment)
+        return found if isinstance(found, str) else (plain(out.text)[:1], found)
+
+    async def _send_one(
+        self,
+        target: Target,
+        out: Outgoing,
+        part: Part,
+        file: Path | None,
+        *,
+        first: int | None,
+        card: bool,
+    ) -> int:
+        if file is not None and out.attachment is not None:
+            return await self._send_file(target, out.attachment, out.text, file)
+        return await self._send_part(target, part, first=first is None, card=card)
+
+    def _file(self, attachment: Attachment) -> Path | str:
+        """The file a message sends, or why it cannot go (no files/ folder, gone since)."""
+        if self._files is None:
+            return "this bot was started without the brain's files/ folder to send from"
+        folder = self._files.resolve()
+        found = (folder / attachment.path).resolve()
+        if not found.is_relative_to(folder) or not found.is_file():
+            return f"the file files/{attachment.path} is not in the brain's files/ folder any more"
+        return found
+
+    async def _send_file(
+        self, target: Target, attachment: Attachment, text: str, file: Path
+    ) -> int:
+        """Send a message's file (sendDocument, sendVoice) with its caption."""
+        caption = None if text == attachment.placeholder() else text
+        reply = None
+        if target.reply_to is not None:
+            reply = ReplyParameters(message_id=target.reply_to, allow_sending_without_reply=True)
+        where: dict[str, Any] = {
+            "chat_id": target.chat_id,
+            "caption": caption,
+            "message_thread_id": target.thread_id,
+            "business_connection_id": target.connection,
+            "reply_parameters": reply,
+            "parse_mode": None,
+        }
+        upload = FSInputFile(file)
+        if attachment.kind == "voice":
+            sent = await self._client.send_voice(voice=upload, **where)
+        else:
+            sent = await self._client.send_document(document=upload, **where)
+        return sent.message_id
 
     async def send_now(self, target: Target, text: str) -> int | None:
         """Send a message that is not recorded (a command's answer), once; Telegram's id,

@@ -51,7 +51,8 @@ def next_message_id() -> str | None:
     return _NEXT_ID.get()
 
 
-def _where(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
+def where_to(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
+    """Where a send goes: the turn's chat and thread, or the `chat` (and `thread`) named."""
     here = request.conversation
     chat = args.get("chat") or here.chat
     thread = args.get("thread") if "thread" in args or chat != here.chat else here.thread
@@ -66,7 +67,7 @@ def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message
     about: Mapping[str, Any] = args.get("about") or {}
     return origin_of(
         brain,
-        conversation=_where(request, args),
+        conversation=where_to(request, args),
         message_id=message_id,
         sent_at=datetime.now(UTC),
         run=request.run,
@@ -78,7 +79,7 @@ def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message
 
 
 def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
-    conversation = _where(ctx.request, args)
+    conversation = where_to(ctx.request, args)
     message_id = _NEXT_ID.get() or uuid.uuid4().hex
     where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
     if ctx.tx.has_message(conversation, message_id):
@@ -93,7 +94,7 @@ def _preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     check_pin(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, PREVIEW_ID))
     about: Mapping[str, Any] = args.get("about") or {}
     return send_preview(
-        _where(ctx.request, args),
+        where_to(ctx.request, args),
         args["text"],
         about_entity=about.get("entity"),
         about_context=about.get("context"),
