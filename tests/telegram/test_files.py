@@ -5,6 +5,7 @@ to and a voice that is no recording are refused with what to do instead."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -12,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from keel.cli import app
 from keel.errors import Refused
 from keel.link.values import Conversation, TurnRequest
 from keel.runtime.engine import Engine
 from tests.telegram.double import BotAPIDouble
-from tests.telegram.test_bot import DB, FORUM, run_bot, sent_in_forum
+from tests.telegram.test_bot import DB, FORUM, run_bot, runner, sent_in_forum
 
 LABEL = b"%PDF-1.4 a return label"
 
@@ -28,10 +30,10 @@ def engine(here: Path) -> Iterator[Engine]:
     (files / "returns" / "label.pdf").write_bytes(LABEL)
     (files / "hello.ogg").write_bytes(b"OggS voice")
     (here / "secret.txt").write_text("not the brain's to send", encoding="utf-8")
-    # The desk may send (the reference brain's desk only binds and opens topics).
+    # The desk may send files (the reference brain's desk only binds and opens topics).
     role = here / "brain" / "features" / "support" / "support.agent.md"
     text = role.read_text(encoding="utf-8")
-    role.write_text(text.replace("chat:topic]", "chat:topic, message:send]"), encoding="utf-8")
+    role.write_text(text.replace("chat:topic]", "chat:topic, message:file]"), encoding="utf-8")
     with Engine(here / "brain", DB, watch=False) as made:
         yield made
 
@@ -140,3 +142,33 @@ def test_a_link_out_of_the_files_folder_is_refused(engine: Engine, here: Path) -
     (here / "brain" / "files" / "out.txt").symlink_to(here / "secret.txt")
     with pytest.raises(Refused, match=r"'out\.txt' leads out of the brain's files/ folder"):
         engine.call(support(), "file_send", {"path": "out.txt"})
+
+
+@pytest.mark.usefixtures("engine")
+def test_a_run_sends_a_file_of_the_live_brain_and_says_nothing_more(
+    here: Path, double: BotAPIDouble
+) -> None:
+    """A run reads a snapshot of the brain, which reaches the live files/ folder."""
+    send = {"path": "returns/label.pdf", "caption": "Your return label for T-484."}
+    script = [{"tool_calls": [{"name": "file_send", "arguments": send}]}, {"text": "Sent."}]
+    (here / "label.json").write_text(json.dumps(script), encoding="utf-8")
+    fired = runner.invoke(
+        app,
+        [
+            "fire", "brain", "ticket.opened", "--payload", '{"ticket": "T-484"}',
+            "--thread", "4484", "--model", "scripted:label.json", "--db", DB, "--json",
+        ],
+    )  # fmt: skip
+    assert fired.exit_code == 0, fired.output
+    record = json.loads(fired.stdout)
+    assert record["status"] == "done", record
+    # The file was the agent's word: its closing "Sent." is not sent as well.
+    assert [m["text"] for m in record["messages"]] == ["Your return label for T-484."]
+    tally = run_bot(double, "none")
+    assert (tally["delivered"], tally["failed"]) == (1, 0)
+    [sent] = double.sent("sendDocument")
+    assert (sent["document"], sent["message_thread_id"]) == (
+        {"filename": "label.pdf", "bytes": LABEL},
+        "4484",
+    )
+    assert double.sent() == []

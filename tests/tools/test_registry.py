@@ -33,6 +33,8 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("context_unbind", "context:bind", "moderate"),
         ("send_message", "message:send", "moderate"),
         ("topic_open", "chat:topic", "moderate"),
+        ("file_send", "message:file", "moderate"),
+        ("voice_send", "message:file", "moderate"),
         ("heartbeat_update", "brain:edit", "moderate"),
         ("hook_update", "brain:edit", "moderate"),
         ("scenario_update", "brain:edit", "moderate"),

@@ -10,7 +10,8 @@
   tool's effect commits with a row saying so, so a call whose answer was lost in a crash is
   not made again;
 - `answer` — the model's final text is sent to the run's chat with the run's origin,
-  unless the agent already sent what it had to say with `send_message`. A send the origin
+  unless the agent already sent what it had to say (`send_message`, `file_send`,
+  `voice_send`). A send the origin
   rules refuse fails the run with the reason. When the agent opened a forum topic in the
   run's chat (`topic_open`), the answer goes into that topic: its thread id is the step's
   own (`topic_thread`), the same on every replay.
@@ -56,11 +57,15 @@ from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, StepStatus, UsageRow
 from keel.store.store import Store
+from keel.tools.file_send import FILE_SEND, VOICE_SEND
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_MESSAGE, message_id_for
 from keel.tools.topic_open import TOPIC_OPEN, topic_thread
 from keel.turn.prepare import Preparation, assembled, consult, prepare_in
 from keel.turn.prepared import PreparedTurn, prepared_json
+
+# The tools whose call is the agent speaking: its closing text is then not sent as well.
+_SENDS = (SEND_MESSAGE.name, FILE_SEND.name, VOICE_SEND.name)
 
 LOST = (
     "this call ran before the run was interrupted, and its answer was lost — check what it "
@@ -277,7 +282,7 @@ class RunSteps:
             return output
 
         result = result_of(durable("tool", body))
-        if call.name == SEND_MESSAGE.name and not result.is_error:
+        if call.name in _SENDS and not result.is_error:
             self._sent += 1
         if call.name == TOPIC_OPEN.name and not result.is_error:
             here = context.planned.conversation

@@ -26,7 +26,7 @@ from keel.tools.brain_edit import (
 from keel.tools.context_open import CONTEXT_OPEN, open_context
 from keel.tools.context_turn import CONTEXT_TURN, turn_text
 from keel.tools.doctor_check import CHECK_CAPABILITY, DOCTOR_CHECK, check_brain
-from keel.tools.file_send import FILE_SEND, VOICE_SEND
+from keel.tools.file_send import FILE_CAPABILITY, FILE_SEND, VOICE_SEND
 from keel.tools.registry import Registry, Tool, ToolContext, usage
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_CAPABILITY, SEND_MESSAGE, message_id_for
@@ -67,6 +67,7 @@ __all__ = [
     "CONTEXT_UNBIND",
     "DOCTOR_CHECK",
     "EDIT_CAPABILITY",
+    "FILE_CAPABILITY",
     "FILE_SEND",
     "HEARTBEAT_UPDATE",
     "HOOK_UPDATE",

@@ -8,7 +8,7 @@ it (`keel.store.delivery.Attachment`); the caption is its text in the history. T
 surface sends it (Telegram's sendDocument, sendVoice).
 
 A chat no surface carries files to (the CLI, a `run:` chat) cannot take one: the tool
-says so instead of pretending it was sent.
+says so instead of pretending it was sent. Both tools take the capability `message:file`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,11 @@ from keel.store.delivery import Attachment, AttachmentKind
 from keel.tools.context_open import STRING
 from keel.tools.registry import Preview, Run, Tool, ToolContext
 from keel.tools.send import check_pin, origin_of, record_send, send_preview
-from keel.tools.send_message import PREVIEW_ID, RISK, SEND_CAPABILITY, next_message_id, where_to
+from keel.tools.send_message import PREVIEW_ID, RISK, next_message_id, where_to
 
+# A capability of its own: a role that sends text does not see (nor pay for) these tools
+# until it names it.
+FILE_CAPABILITY = "message:file"
 FILES = "files"
 # Chats whose surface carries a file: Telegram's (`keel.telegram`).
 FILE_SURFACES = ("tg:",)
@@ -147,7 +150,7 @@ FILE_SEND = Tool(
         "`chat`, with a `caption`; `about` as for send_message."
     ),
     parameters=_PARAMETERS,
-    capability=SEND_CAPABILITY,
+    capability=FILE_CAPABILITY,
     risk=RISK,
     run=_sender("document"),
     preview=_previewer("document"),
@@ -158,7 +161,7 @@ VOICE_SEND = Tool(
         "Send a voice recording (.ogg, .mp3, .m4a) of the brain's files/ folder, as file_send does."
     ),
     parameters=_PARAMETERS,
-    capability=SEND_CAPABILITY,
+    capability=FILE_CAPABILITY,
     risk=RISK,
     run=_sender("voice"),
     preview=_previewer("voice"),
