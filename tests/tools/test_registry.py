@@ -32,6 +32,7 @@ def test_keels_tools_carry_their_capability_and_risk() -> None:
         ("context_bind", "context:bind", "moderate"),
         ("context_unbind", "context:bind", "moderate"),
         ("send_message", "message:send", "moderate"),
+        ("notification_send", "message:notify", "moderate"),
         ("topic_open", "chat:topic", "moderate"),
         ("file_send", "message:file", "moderate"),
         ("voice_send", "message:file", "moderate"),

@@ -1,11 +1,11 @@
 """Agent tools: one registry, one object per tool (spec, capability, risk, function).
 
 `TOOLS` holds Keel's own tools for API agents — `context_open`, `context_bind`,
-`context_unbind`, the sends (`send_message`, `file_send`, `voice_send`), `topic_open`, the
-brain's own edits (`heartbeat_update`, `hook_update`, `scenario_update`, `access_update`,
-`access_widen`) and the operator's questions (`access_explain`, `agent_context`,
-`doctor_check`, each on a capability of its own) — and is what an `Engine` uses unless it
-is given another `Registry`.
+`context_unbind`, the sends (`send_message`, `notification_send`, `file_send`,
+`voice_send`), `topic_open`, the brain's own edits (`heartbeat_update`, `hook_update`,
+`scenario_update`, `access_update`, `access_widen`) and the operator's questions
+(`access_explain`, `agent_context`, `doctor_check`, each on a capability of its own) — and
+is what an `Engine` uses unless it is given another `Registry`.
 `CODING_TOOLS` is what a coding agent calls through the MCP server: the same without the
 sends and the brain's edits, plus `context_turn`.
 """
@@ -27,6 +27,7 @@ from keel.tools.context_open import CONTEXT_OPEN, open_context
 from keel.tools.context_turn import CONTEXT_TURN, turn_text
 from keel.tools.doctor_check import CHECK_CAPABILITY, DOCTOR_CHECK, check_brain
 from keel.tools.file_send import FILE_CAPABILITY, FILE_SEND, VOICE_SEND
+from keel.tools.notification_send import NOTIFICATION_SEND, NOTIFY_CAPABILITY
 from keel.tools.registry import Registry, Tool, ToolContext, usage
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_CAPABILITY, SEND_MESSAGE, message_id_for
@@ -41,6 +42,7 @@ TOOLS = Registry(
         CONTEXT_BIND,
         CONTEXT_UNBIND,
         SEND_MESSAGE,
+        NOTIFICATION_SEND,
         TOPIC_OPEN,
         FILE_SEND,
         VOICE_SEND,
@@ -72,6 +74,8 @@ __all__ = [
     "HEARTBEAT_UPDATE",
     "HOOK_UPDATE",
     "LEDGER_CAPABILITY",
+    "NOTIFICATION_SEND",
+    "NOTIFY_CAPABILITY",
     "OPERATOR_TOOLS",
     "SCENARIO_UPDATE",
     "SEND_CAPABILITY",

@@ -59,7 +59,9 @@ def where_to(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
     return Conversation(bot=here.bot, chat=chat, thread=thread)
 
 
-def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message_id: str) -> Origin:
+def message_origin(
+    brain: Brain, request: TurnRequest, args: Mapping[str, Any], message_id: str
+) -> Origin:
     """The origin the call's message records; `Refused` when the send must not go out."""
     text: str = args["text"]
     if not text.strip():
@@ -84,14 +86,16 @@ def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
     if ctx.tx.has_message(conversation, message_id):
         return f"sent {message_id} to {where}"
-    record_send(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, message_id), args["text"])
+    record_send(
+        ctx.tx, ctx.brain, message_origin(ctx.brain, ctx.request, args, message_id), args["text"]
+    )
     return f"sent {message_id} to {where}"
 
 
 def _preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     """The message as it will be sent, checked by the origin rules and the room's pin as
     the send will be."""
-    check_pin(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, PREVIEW_ID))
+    check_pin(ctx.tx, ctx.brain, message_origin(ctx.brain, ctx.request, args, PREVIEW_ID))
     about: Mapping[str, Any] = args.get("about") or {}
     return send_preview(
         where_to(ctx.request, args),
