@@ -379,7 +379,7 @@ def test_support_ticket_context(brain: Brain) -> None:
     assert kb.description
     support = brain.roles["support"]
     assert support.contexts == ("ticket", "kb", "policy")
-    assert support.capabilities == ("context:read", "context:bind")
+    assert support.capabilities == ("context:read", "context:bind", "chat:topic")
     hook = entity(brain, "hook", "ticket-opened")
     assert hook.feature == "support"
     assert hook.agent == "support"

@@ -17,6 +17,7 @@ from keel.runs.context import RunContext
 from keel.runs.pipelines import HANDLERS, run_scenario
 from keel.runs.plan import plan_run
 from keel.runs.service import order_for
+from keel.tools.topic_open import topic_thread
 from tests.runs.brains import RUNS_BRAIN
 from tests.runs.conftest import Runs, runs_of
 
@@ -42,6 +43,23 @@ async def run(ctx, vars):
         except CallFailed as exc:
             said.append(f"refused: {exc}")
     return {"said": said}
+
+
+pipeline = define_pipeline(run)
+""",
+    "features/desk/topic.scenario.md": (
+        "---\ndescription: Opens a ticket's topic.\nagent: desk\nbot: nova\n"
+        "chat: tg:chat:-1007\n---\nOpen.\n"
+    ),
+    "features/desk/topic.pipeline.py": """
+from keel.code import define_pipeline
+
+
+async def run(ctx, vars):
+    thread = await ctx.open_topic(title=vars["ticket"] + " · lamp")
+    await ctx.bind_context(context="ticket", entity=vars["ticket"], thread=thread)
+    sent = await ctx.send(text="This topic is yours.", thread=thread, about={"entity": vars["ticket"]})
+    return {"thread": thread, "sent": sent["message_id"]}
 
 
 pipeline = define_pipeline(run)
@@ -82,6 +100,24 @@ def test_a_pipeline_binds_unbinds_and_sees_what_keel_refuses_as_call_failed(runs
         "rating, ticket, topic",
         "refused: no approval card 'card-of-nobody' in this run",
     ]
+
+
+def test_a_pipeline_opens_a_topic_and_has_its_thread_at_once(runs: Runs) -> None:
+    record = runs.json("scenario", "topic", "--vars", '{"ticket": "T-9"}', "--model", "none")
+    assert record["status"] == "done", record
+    assert [s["name"] for s in record["steps"]] == ["start", "topic", "bind", "send", "finish"]
+    with runs.engine.store.transaction() as tx:
+        result = tx.steps(record["id"])[-1].output["result"]
+        thread = result["thread"]
+        # Named after its step: the same thread on every replay of the run.
+        assert thread == topic_thread(f"{record['id']}:2")
+        topic = tx.topic("nova", "tg:chat:-1007", thread)
+    assert topic is not None
+    assert (topic.title, topic.state, topic.surface_thread_id) == ("T-9 · lamp", "pending", None)
+    [bound] = runs.engine.bindings("tg:chat:-1007")
+    assert (bound.context, bound.entity, bound.thread) == ("ticket", "T-9", thread)
+    [message] = record["messages"]
+    assert (message["thread"], message["message_id"]) == (thread, result["sent"])
 
 
 def a_context(runs: Runs, scenario: str) -> RunContext:
@@ -136,6 +172,9 @@ def test_a_scenario_without_a_pipeline_has_none_to_run(runs: Runs) -> None:
         ),
         pytest.param(
             "await_approval", {"card": 5}, "await_approval takes card=", id="card-not-text"
+        ),
+        pytest.param(
+            "open_topic", {"title": None}, "open_topic takes title=", id="topic-without-title"
         ),
     ],
 )  # fmt: skip

@@ -8,7 +8,11 @@ calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400).
 never sent): a client killed while it waits sent nothing. Like Telegram, it refuses a
 message over 4,096 UTF-16 units, an empty one, a parse mode it does not know, and
 entities that do not lie inside the text (offsets in UTF-16 units) or link to no web
-address — so a sender that gets these wrong fails against it too.
+address — so a sender that gets these wrong fails against it too. createForumTopic
+answers a ForumTopic (its `message_thread_id` is the id of the topic's first, service
+message, as Telegram's is), and is refused in a private chat or for a name Telegram
+would not take (empty, over 128 characters). sendDocument and sendVoice take the file
+as a multipart upload (recorded as its name and bytes) and answer a message carrying it.
 aiogram is pointed at it with `TelegramAPIServer.from_base(double.url)`.
 """
 
@@ -61,7 +65,7 @@ class BotAPIDouble:
 
     async def answer(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        fields = {key: _decode(value) for key, value in (await request.post()).items()}
+        fields = _attached({key: _decode(value) for key, value in (await request.post()).items()})
         with self.lock:
             hold = method in self.held
             if hold:
@@ -101,7 +105,31 @@ class BotAPIDouble:
             return BOT_USER
         if method in ("sendMessage", "editMessageText"):
             return self._message(fields)
+        if method in _FILES:
+            return self._with_file(method, fields)
+        if method == "createForumTopic":
+            self.next_message_id += 1
+            return {
+                "message_thread_id": self.next_message_id,
+                "name": fields["name"],
+                "icon_color": 7322096,
+            }
         return True
+
+    def _with_file(self, method: str, fields: Json) -> Json:
+        kind = _FILES[method]
+        upload = fields[kind]
+        message = self._message({**fields, "text": fields.get("caption", "")})
+        del message["text"]
+        if "caption" in fields:
+            message["caption"] = fields["caption"]
+        unique = f"f{self.next_message_id}"
+        message[kind] = {"file_id": unique, "file_unique_id": unique}
+        if kind == "document":
+            message[kind]["file_name"] = upload["filename"]
+        else:
+            message[kind]["duration"] = 1
+        return message
 
     def _message(self, fields: Json) -> Json:
         self.next_message_id += 1
@@ -119,12 +147,18 @@ class BotAPIDouble:
         return message
 
 
+_FILES = {"sendDocument": "document", "sendVoice": "voice"}
 LONGEST = 4096
+TOPIC_NAME = 128
+CAPTION = 1024
 PARSE_MODES = ("HTML", "Markdown", "MarkdownV2")
 
 
 def _refusal(method: str, fields: Json) -> Failure | None:
-    """Telegram's 400 for a text message it would not take, or None."""
+    """Telegram's 400 for a text message or a topic it would not take, or None."""
+    special = _SPECIAL.get(method)
+    if special is not None:
+        return special(fields)
     if method not in ("sendMessage", "editMessageText"):
         return None
     units = len(str(fields.get("text", "")).encode("utf-16-le")) // 2
@@ -144,7 +178,38 @@ def _refusal(method: str, fields: Json) -> Failure | None:
     return None
 
 
+def _topic_refusal(fields: Json) -> Failure | None:
+    if int(fields["chat_id"]) > 0:
+        return Failure(400, "Bad Request: the chat is not a forum")
+    if not 1 <= len(str(fields.get("name", ""))) <= TOPIC_NAME:
+        return Failure(400, "Bad Request: TOPIC_NAME_INVALID")
+    return None
+
+
+def _file_refusal(fields: Json) -> Failure | None:
+    if len(str(fields.get("caption", ""))) > CAPTION:
+        return Failure(400, "Bad Request: message caption is too long")
+    return None
+
+
+_SPECIAL = {
+    "createForumTopic": _topic_refusal,
+    "sendDocument": _file_refusal,
+    "sendVoice": _file_refusal,
+}
+
+
+def _attached(fields: Json) -> Json:
+    """The fields with each `attach://<name>` replaced by the file uploaded as <name>."""
+    for key, value in list(fields.items()):
+        if isinstance(value, str) and value.startswith("attach://"):
+            fields[key] = fields.pop(value.removeprefix("attach://"), value)
+    return fields
+
+
 def _decode(value: Any) -> Any:
+    if isinstance(value, web.FileField):
+        return {"filename": value.filename, "bytes": value.file.read()}
     if isinstance(value, str) and value[:1] in "{[":
         return json.loads(value)
     return value

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,7 @@ from keel.cli import app
 from keel.link.values import Conversation
 from keel.runtime.engine import Engine
 from keel.store.run_values import CardRow
-from tests.runtime.driver import copy_reference
-from tests.telegram.double import TOKEN, BotAPIDouble, Failure, running_double
+from tests.telegram.double import BotAPIDouble, Failure
 
 runner = CliRunner()
 FORUM = -1003000000001
@@ -27,20 +25,6 @@ GROUP = {"id": FORUM, "type": "supergroup", "title": "Support", "is_forum": True
 ANA = {"id": 5513001, "is_bot": False, "first_name": "Ana"}
 BOT = {"id": 4242, "is_bot": True, "first_name": "Desk"}
 DB = "sqlite:///k.db"
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    copy_reference(tmp_path / "brain")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KEEL_TELEGRAM_TOKEN", TOKEN)
-    return tmp_path
-
-
-@pytest.fixture
-def double() -> Iterator[BotAPIDouble]:
-    with running_double() as made:
-        yield made
 
 
 def message(update_id: int, text: str | None = None, **more: Any) -> dict[str, Any]:

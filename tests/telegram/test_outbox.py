@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
 import pytest
 
 from keel.store.delivery import Outgoing
+from keel.store.topics import Topic
 from keel.telegram.formatting import LIMIT
 from keel.telegram.outbox import Target, split_text, target_of
 
 
-def outgoing(chat: str, thread: str | None = None, **more: str | None) -> Outgoing:
+def outgoing(chat: str, thread: str | None = None, **more: Any) -> Outgoing:
     return Outgoing(
         row=1, bot="desk", chat=chat, thread=thread, message_id="m", text="hi", attempts=0, **more
     )
@@ -18,6 +23,25 @@ def outgoing(chat: str, thread: str | None = None, **more: str | None) -> Outgoi
 def test_a_topic_message_goes_to_its_chat_and_topic_as_a_reply() -> None:
     assert target_of(outgoing("tg:chat:-100", "12", reply_to="40")) == Target(
         chat_id=-100, thread_id=12, reply_to=40
+    )
+
+
+def test_a_message_to_a_topic_a_run_opened_goes_to_telegrams_thread_for_it() -> None:
+    topic = Topic(
+        bot="desk",
+        chat="tg:chat:-100",
+        thread="topic-abc",
+        title="T-7",
+        at=datetime.now(UTC),
+        state="opened",
+        surface_thread_id="1001",
+    )
+    assert target_of(outgoing("tg:chat:-100", "topic-abc"), topic) == Target(
+        chat_id=-100, thread_id=1001
+    )
+    failed = replace(topic, state="failed", surface_thread_id=None, reason="Bad Request: no")
+    assert target_of(outgoing("tg:chat:-100", "topic-abc"), failed) == (
+        "the forum topic 'T-7' (topic-abc) could not be opened: Bad Request: no"
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from keel.cli import app as cli
+from keel.link.values import Conversation, TurnRequest
 from keel.runtime.engine import Engine
 from keel.web.serving import build_service
 from tests.runtime.driver import copy_reference
@@ -109,3 +111,34 @@ def test_keel_telegram_webhook_registers_the_url_with_the_secret(
     (registered,) = double.sent("setWebhook")
     assert (registered["url"], registered["secret_token"]) == (hook, SECRET)
     assert double.sent("getUpdates") == []
+
+
+def test_a_webhook_call_opens_the_topics_a_run_recorded_and_maps_their_messages(
+    served: tuple[TestClient, Engine], double: BotAPIDouble
+) -> None:
+    client, engine = served
+    forum = "tg:chat:-1003000000001"
+    request = TurnRequest(
+        conversation=Conversation(bot="desk", chat=forum), now=datetime.now(UTC), role="support"
+    )
+    bind = {"context": "ticket", "entity": "T-480"}
+    said = engine.call(request, "topic_open", {"title": "T-480 · Wrong size", "bind": bind})
+    thread = said.split()[2]
+    first = client.post("/telegram/desk", json=message(1, "hello"), headers={HEADER: SECRET})
+    assert first.status_code == 200, first.text
+    [made] = double.sent("createForumTopic")
+    assert made["name"] == "T-480 · Wrong size"
+    with engine.store.transaction() as tx:
+        topic = tx.topic("desk", forum, thread)
+    assert topic is not None
+    assert topic.state == "opened"
+    # A message in the topic is a turn of Keel's thread, carrying the ticket bound to it.
+    update = message(2, "@desk_bot any news?", message_thread_id=int(str(topic.surface_thread_id)))
+    answer = client.post("/telegram/desk", json=update, headers={HEADER: SECRET})
+    assert answer.json()["answered"] is True
+    turn = engine.context(forum, bot="desk", thread=thread)
+    assert turn is not None
+    assert turn.journal.conversation.thread == thread
+    assert '"entity": "T-480"' in json.dumps(turn.to_json())
+    sent = double.sent()[-1]
+    assert sent["message_thread_id"] == topic.surface_thread_id

@@ -1,7 +1,8 @@
 """What a pipeline is handed inside its worker: the `ctx` whose calls Keel carries out.
 
 A pipeline is `async def run(ctx, vars)`. Each of its ctx calls — `run_agent`,
-`bind_context`, `unbind_context`, `send`, `request_approval`, `await_approval` — leaves
+`bind_context`, `unbind_context`, `send`, `open_topic`, `request_approval`,
+`await_approval` — leaves
 the worker as an `ask` message (the call's name and JSON arguments) and is awaited: Keel
 carries it out, as a durable step of the run, and answers with the call's JSON result or
 with why it could not. The pipeline then sees `CallFailed` (or `TerminalError`, when Keel
@@ -42,6 +43,7 @@ CALLS = (
     "bind_context",
     "unbind_context",
     "send",
+    "open_topic",
     "request_approval",
     "await_approval",
 )
@@ -211,16 +213,34 @@ class PipelineCtx:
         )
 
     async def send(
-        self, *, text: str, chat: str | None = None, about: Mapping[str, Any] | None = None
+        self,
+        *,
+        text: str,
+        chat: str | None = None,
+        about: Mapping[str, Any] | None = None,
+        thread: str | None = None,
     ) -> Any:
-        """Post a message with the run's origin, in `chat` (the run's own when None);
+        """Post a message with the run's origin, in `chat` (the run's own when None) and
+        `thread` (a topic `open_topic` answered; by default the run's own in its own chat);
         `about` keys it: {'entity': key} and/or {'context': id}."""
         args = {
             "chat": _text("send", "chat", chat, optional=True),
             "text": _text("send", "text", text),
             "about": _about(about),
         }
+        if thread is not None:
+            args["thread"] = _text("send", "thread", thread)
         return await self._bridge.ask("send", args)
+
+    async def open_topic(self, chat: str | None = None, title: str | None = None) -> Any:
+        """Open a forum topic titled `title` in `chat` (the run's own when None); its
+        thread id, at once — bind it or post there with `thread=`. A chat surface opens
+        the topic itself before it delivers anything to that thread."""
+        args = {
+            "chat": _text("open_topic", "chat", chat, optional=True),
+            "title": _text("open_topic", "title", title),
+        }
+        return await self._bridge.ask("open_topic", args)
 
     async def request_approval(
         self, *, text: str, chat: str | None = None, about: Mapping[str, Any] | None = None

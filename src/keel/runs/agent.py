@@ -10,8 +10,11 @@
   tool's effect commits with a row saying so, so a call whose answer was lost in a crash is
   not made again;
 - `answer` — the model's final text is sent to the run's chat with the run's origin,
-  unless the agent already sent what it had to say with `send_message`. A send the origin
-  rules refuse fails the run with the reason.
+  unless the agent already sent what it had to say (`send_message`, `file_send`,
+  `voice_send`). A send the origin
+  rules refuse fails the run with the reason. When the agent opened a forum topic in the
+  run's chat (`topic_open`), the answer goes into that topic: its thread id is the step's
+  own (`topic_thread`), the same on every replay.
 """
 
 from __future__ import annotations
@@ -54,10 +57,15 @@ from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
 from keel.store.run_values import StepRow, StepStatus, UsageRow
 from keel.store.store import Store
+from keel.tools.file_send import FILE_SEND, VOICE_SEND
 from keel.tools.send import origin_of, record_send
 from keel.tools.send_message import SEND_MESSAGE, message_id_for
+from keel.tools.topic_open import TOPIC_OPEN, topic_thread
 from keel.turn.prepare import Preparation, assembled, consult, prepare_in
 from keel.turn.prepared import PreparedTurn, prepared_json
+
+# The tools whose call is the agent speaking: its closing text is then not sent as well.
+_SENDS = (SEND_MESSAGE.name, FILE_SEND.name, VOICE_SEND.name)
 
 LOST = (
     "this call ran before the run was interrupted, and its answer was lost — check what it "
@@ -105,7 +113,7 @@ def prepare_only(context: RunContext, request: TurnRequest) -> None:
 class RunSteps:
     """The loop's `TurnSteps` for a run; see the module docstring."""
 
-    __slots__ = ("_context", "_reach", "_send_answer", "_sent")
+    __slots__ = ("_context", "_reach", "_send_answer", "_sent", "_topic")
 
     def __init__(
         self,
@@ -118,6 +126,7 @@ class RunSteps:
         self._send_answer = send_answer
         self._reach = reach  # the turn's reach, when it is not the run's (a pipeline step)
         self._sent = 0  # messages the agent sent itself this turn
+        self._topic: Conversation | None = None  # the topic it opened in the run's chat
 
     def prepare(
         self, preparation: Preparation, *, finishing: bool = False
@@ -273,8 +282,13 @@ class RunSteps:
             return output
 
         result = result_of(durable("tool", body))
-        if call.name == SEND_MESSAGE.name and not result.is_error:
+        if call.name in _SENDS and not result.is_error:
             self._sent += 1
+        if call.name == TOPIC_OPEN.name and not result.is_error:
+            here = context.planned.conversation
+            if call.arguments.get("chat") in (None, "", here.chat):
+                thread = topic_thread(context.message_id(seq))
+                self._topic = Conversation(bot=here.bot, chat=here.chat, thread=thread)
         return result
 
     def answer(
@@ -286,20 +300,15 @@ class RunSteps:
         if not self._send_answer or self._sent:
             return
         context = self._context
+        where = self._topic or context.planned.conversation
         try:
-            verdict = held_send(
-                context,
-                text,
-                tool="answer",
-                conversation=context.planned.conversation,
-                reach=self._reach,
-            )
+            verdict = held_send(context, text, tool="answer", conversation=where, reach=self._reach)
         except Refused as exc:
             raise RunFailed(str(exc), refused=True) from exc
         if verdict is not None and not verdict.approved:
             unsent(context, text, verdict.said, turn_id=prepared.id)
             return
-        send(context, text, turn_id=prepared.id, reach=self._reach)
+        send(context, text, conversation=where, turn_id=prepared.id, reach=self._reach)
 
 
 def _refused_detail(call: ToolCall, result: ToolResult) -> str:

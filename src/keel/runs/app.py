@@ -20,6 +20,7 @@ import it, never `import keel`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -263,6 +264,7 @@ class Runtime:
             found = self._pinned.get(key)
             if found is None:
                 root = snapshot(self.engine.source.root, pin)
+                _link_files(root, self.engine.source.root)
                 found = Engine(root, self.engine.url, counter=self.engine.counter, watch=False)
                 self._pinned[key] = found
             return found
@@ -408,3 +410,15 @@ def describe(runtime: Runtime) -> dict[str, Any]:
         "schema": runtime.target.schema or None,
         "version": APP_VERSION,
     }
+
+
+def _link_files(snapshot_root: Path, live_root: Path) -> None:
+    """Have a snapshot reach the live brain's `files/` (what `file_send` sends): a run
+    pins what it reads, not the files it sends, which the chat surface reads from the live
+    brain when it delivers them. A snapshot that holds its own `files/` keeps it."""
+    live = live_root / "files"
+    link = snapshot_root / "files"
+    if link.exists() or link.is_symlink() or not live.is_dir():
+        return
+    with contextlib.suppress(FileExistsError):  # another process linked it first
+        link.symlink_to(live.resolve(), target_is_directory=True)

@@ -9,8 +9,10 @@ comes back here, in the workflow's thread, and is carried out as the run's next 
 - `bind_context(context=, entity=?, chat=?, thread=?, bot=?)` / `unbind_context(...)` — the
   `context_bind` / `context_unbind` tools as the scenario's role, in the run's chat unless
   named. Answers what the tool says.
-- `send(chat=?, text=, about=?)` — a message with the run's origin (`about: {entity}` or
-  `{context}` as for `send_message`). Answers `{"message_id"}`.
+- `send(chat=?, text=, about=?, thread=?)` — a message with the run's origin (`about:
+  {entity}` or `{context}` as for `send_message`). Answers `{"message_id"}`.
+- `open_topic(chat=?, title=)` — a forum topic recorded for the chat surface to open
+  (`keel.tools.topic_open`), under a thread id named after the step. Answers the id.
 - `request_approval(chat=?, text=)` — a card: answers its id at once;
   `await_approval(card)` waits for the decision (or its timeout) and answers true or false.
 
@@ -37,6 +39,7 @@ from keel.runs.context import NoModel, RunContext
 from keel.runs.journal import Done, durable, nothing, once
 from keel.store import Tx
 from keel.tools.binding import bind_context, unbind_context, where
+from keel.tools.topic_open import open_topic, topic_thread
 
 Handler = Callable[[RunContext, Mapping[str, Any]], Any]
 
@@ -215,6 +218,30 @@ def _send(context: RunContext, args: Mapping[str, Any]) -> Any:
     return {"message_id": message["message_id"]}
 
 
+def _open_topic(context: RunContext, args: Mapping[str, Any]) -> Any:
+    title = args.get("title")
+    if not isinstance(title, str):
+        raise UsageError("open_topic takes title= (the topic's name)")
+    seq = context.next_seq()
+    place = _place(context, {"chat": args.get("chat")})
+    thread = topic_thread(context.message_id(seq))
+
+    def write(tx: Tx, _: None) -> Done:
+        try:
+            topic = open_topic(tx, bot=place.bot, chat=place.chat, title=title, thread=thread)
+        except KeelError as exc:
+            return Done(output={"refused": str(exc)}, detail=f"refused: {exc}", status="failed")
+        said = f"opened topic {topic.thread} in {topic.chat}"
+        return Done(output={"thread": topic.thread}, detail=said)
+
+    data = durable(
+        "topic", lambda: once(context.store, context.run_id, seq, "topic", nothing, write)
+    )
+    if "refused" in data:
+        raise RunFailed(data["refused"], refused=True)
+    return data["thread"]
+
+
 def _request_approval(context: RunContext, args: Mapping[str, Any]) -> Any:
     text = args.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -242,6 +269,7 @@ HANDLERS: dict[str, Handler] = {
     "bind_context": _bind,
     "unbind_context": _unbind,
     "send": _send,
+    "open_topic": _open_topic,
     "request_approval": _request_approval,
     "await_approval": _await_approval,
 }

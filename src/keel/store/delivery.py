@@ -26,6 +26,8 @@ from keel.store import schema
 from keel.store.sql import dialect_insert, unkey, utc
 
 DeliveryState = Literal["pending", "delivered", "failed"]
+AttachmentKind = Literal["document", "voice"]
+ATTACHMENT_KINDS: tuple[AttachmentKind, ...] = ("document", "voice")
 DELIVERY_STATES: tuple[DeliveryState, ...] = ("pending", "delivered", "failed")
 
 _MESSAGES = schema.messages
@@ -46,6 +48,18 @@ class Delivery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Attachment:
+    """A file a message sends: its kind, and its path inside the brain's files/ folder."""
+
+    kind: AttachmentKind
+    path: str
+
+    def placeholder(self) -> str:
+        """The history's text for the file when it goes without a caption."""
+        return f"[{self.kind} {self.path}]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Outgoing:
     """One message waiting in the outbox: its row, where it goes, and how."""
 
@@ -58,6 +72,7 @@ class Outgoing:
     attempts: int
     reply_to: str | None = None
     connection: str | None = None
+    attachment: Attachment | None = None
 
 
 def delivery_state(value: str | None, where: str) -> DeliveryState | None:
@@ -101,8 +116,21 @@ def outbox(
             attempts=int(row.attempts),
             reply_to=row.surface_reply_to,
             connection=row.surface_connection,
+            attachment=_attachment(row.attachment, row.attachment_path),
         )
         for row in rows
+    )
+
+
+def _attachment(kind: str | None, path: str | None) -> Attachment | None:
+    if kind is None or path is None:
+        return None
+    for known in ATTACHMENT_KINDS:
+        if kind == known:
+            return Attachment(kind=known, path=path)
+    raise StoreError(
+        f"a message row sends a file of the kind {kind!r} — it must be one of "
+        f"{', '.join(ATTACHMENT_KINDS)}; correct the row"
     )
 
 

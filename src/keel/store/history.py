@@ -22,6 +22,7 @@ from keel.assemble.values import Message, Speaker
 from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import schema
+from keel.store.delivery import Attachment
 from keel.store.sql import conversation_key, utc
 
 _TABLE = schema.messages
@@ -56,6 +57,7 @@ def record_message(
     message_id: str | None = None,
     surface_reply_to: str | None = None,
     surface_connection: str | None = None,
+    attachment: Attachment | None = None,
 ) -> None:
     """Append one message to the conversation's history.
 
@@ -88,6 +90,8 @@ def record_message(
             "delivery": "pending" if speaker == "assistant" else None,
             "surface_reply_to": surface_reply_to,
             "surface_connection": surface_connection,
+            "attachment": None if attachment is None else attachment.kind,
+            "attachment_path": None if attachment is None else attachment.path,
         },
     )
 

@@ -353,6 +353,33 @@ def _keel_delivery(conn: Connection) -> None:
     ).create(conn, checkfirst=False)
 
 
+def _keel_topics(conn: Connection) -> None:
+    """Forum topics opened by runs: Keel's thread id, and the surface's once opened."""
+    m = MetaData(naming_convention=schema.NAMING)
+    Table(
+        "keel_topics",
+        m,
+        Column("bot", String, primary_key=True),
+        Column("chat", String, primary_key=True),
+        Column("thread", String, primary_key=True),
+        Column("title", Text, nullable=False),
+        Column("at", UTCDateTime, nullable=False),
+        Column("state", String, nullable=False),
+        Column("reason", Text, nullable=True),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        Column("surface_thread_id", String, nullable=True),
+        Column("lease", UTCDateTime, nullable=True),
+        Index(None, "bot", "chat", "surface_thread_id"),
+        Index(None, "state", "bot"),
+    ).create(conn, checkfirst=False)
+
+
+def _keel_attachments(conn: Connection) -> None:
+    """A file sent with a message: its kind and its path in the brain's files/ folder."""
+    conn.execute(text("ALTER TABLE keel_messages ADD COLUMN attachment VARCHAR"))
+    conn.execute(text("ALTER TABLE keel_messages ADD COLUMN attachment_path VARCHAR"))
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -363,6 +390,8 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0007_keel_seeds", _keel_seeds),
     ("0008_keel_people", _keel_people),
     ("0009_keel_delivery", _keel_delivery),
+    ("0010_keel_topics", _keel_topics),
+    ("0011_keel_attachments", _keel_attachments),
 )
 
 

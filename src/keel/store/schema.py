@@ -147,6 +147,10 @@ messages = Table(
     Column("surface_connection", String, nullable=True),
     # Until when one process has the message to send: no other sends it meanwhile.
     Column("delivery_lease", UTCDateTime, nullable=True),
+    # A file sent with the message (since 0011): its kind ('document', 'voice') and its
+    # path inside the brain's files/ folder; the message's text is its caption.
+    Column("attachment", String, nullable=True),
+    Column("attachment_path", String, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.
@@ -164,6 +168,28 @@ updates = Table(
     Column("update_id", BigInteger, primary_key=True),
     Column("at", UTCDateTime, nullable=False),
     Column("turn_id", BigInteger, nullable=True),
+)
+
+# Forum topics a run opened: recorded under a Keel thread id in the step's transaction,
+# opened on the surface (Telegram's createForumTopic) by its adapter before anything is
+# delivered to that thread, which then names the surface's own thread id beside Keel's.
+topics = Table(
+    "keel_topics",
+    metadata,
+    Column("bot", String, primary_key=True),
+    Column("chat", String, primary_key=True),
+    Column("thread", String, primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    # 'pending' until the surface opened it ('opened') or refused it for good ('failed').
+    Column("state", String, nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("surface_thread_id", String, nullable=True),
+    Column("lease", UTCDateTime, nullable=True),
+    # An incoming message names the surface's thread id: Keel's is found by it.
+    Index(None, "bot", "chat", "surface_thread_id"),
+    Index(None, "state", "bot"),
 )
 
 sessions = Table(

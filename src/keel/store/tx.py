@@ -38,8 +38,9 @@ from keel.store import origins as _origins
 from keel.store import recall as _recall
 from keel.store import runs as _runs
 from keel.store import sessions as _sessions
+from keel.store import topics as _topics
 from keel.store import turns as _turns
-from keel.store.delivery import Outgoing
+from keel.store.delivery import Attachment, Outgoing
 from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
 from keel.store.listing import LoggedMessage
@@ -55,6 +56,7 @@ from keel.store.run_values import (
     UsageRow,
 )
 from keel.store.sql import failing_as
+from keel.store.topics import Topic
 from keel.store.turn_io import HISTORY_READ, TurnRecords, TurnState
 
 
@@ -166,9 +168,10 @@ class Tx:
         message_id: str | None = None,
         surface_reply_to: str | None = None,
         surface_connection: str | None = None,
+        attachment: Attachment | None = None,
     ) -> None:
         """Log a message of the conversation: a turn's input ('user') or a bot's message
-        (which joins the outbox: `keel.store.delivery`)."""
+        (which joins the outbox: `keel.store.delivery`), with the file it sends, if any."""
         recalled = self._recalled.get(conversation)
         if recalled is not None:
             recalled.history = None
@@ -183,6 +186,7 @@ class Tx:
                 message_id=message_id,
                 surface_reply_to=surface_reply_to,
                 surface_connection=surface_connection,
+                attachment=attachment,
             )
 
     def history(
@@ -572,3 +576,44 @@ class Tx:
         """Whether the surface update was handled already."""
         with self._doing(f"look up update {update_id} of {bot}") as conn:
             return _delivery.update_handled(conn, bot, update_id)
+
+    # Forum topics opened by runs
+
+    def record_topic(self, topic: Topic) -> Topic:
+        """Record a topic to open (the one recorded before under its thread, if any)."""
+        with self._doing(f"record the topic {topic.thread!r} of {topic.chat}") as conn:
+            return _topics.record_topic(conn, topic)
+
+    def topic(self, bot: str, chat: str, thread: str) -> Topic | None:
+        """The topic recorded under Keel's `thread` in `chat`, or None."""
+        with self._doing(f"read the topic {thread!r} of {chat}") as conn:
+            return _topics.topic_of(conn, bot, chat, thread)
+
+    def thread_of_topic(self, bot: str, chat: str, surface_thread_id: str) -> str | None:
+        """Keel's thread id of the topic the surface calls `surface_thread_id`, or None."""
+        with self._doing(f"find the topic {surface_thread_id!r} of {chat}") as conn:
+            return _topics.thread_of(conn, bot, chat, surface_thread_id)
+
+    def pending_topics(
+        self, bot: str, chat_prefix: str, now: datetime, limit: int = 100
+    ) -> tuple[Topic, ...]:
+        """The bot's topics still to open in chats starting with `chat_prefix`."""
+        with self._doing(f"read the topics {bot} has to open") as conn:
+            return _topics.pending_topics(conn, bot, chat_prefix, now, limit)
+
+    def take_topic(self, topic: Topic, now: datetime, until: datetime) -> bool:
+        """Take a pending topic to open until `until`; False when another process has it."""
+        with self._doing(f"take the topic {topic.thread!r} to open") as conn:
+            return _topics.take_topic(conn, topic, now, until)
+
+    def topic_opened(self, topic: Topic, surface_thread_id: str) -> bool:
+        """Record the surface's thread id of an opened topic."""
+        with self._doing(f"record the topic {topic.thread!r} opened") as conn:
+            return _topics.topic_opened(conn, topic, surface_thread_id)
+
+    def topic_attempt_failed(
+        self, topic: Topic, reason: str, *, final: bool, until: datetime | None = None
+    ) -> None:
+        """Count a failed attempt to open a topic (`final`: failed for good)."""
+        with self._doing(f"record a failed opening of the topic {topic.thread!r}") as conn:
+            _topics.topic_attempt_failed(conn, topic, reason, final=final, until=until)

@@ -78,7 +78,14 @@ class Adapter:
         self._sleep = sleep
         self._clock = clock
         self._bot_user: BotUser | None = None
-        self.outbox = Outbox(engine.store, client, bot=bot, backoff=backoff, sleep=sleep)
+        self.outbox = Outbox(
+            engine.store,
+            client,
+            bot=bot,
+            backoff=backoff,
+            sleep=sleep,
+            files=engine.brain.root / "files",
+        )
 
     async def handle_update(self, update: Update) -> Handled:
         """One update: a turn answered and recorded for delivery, a card decided by its

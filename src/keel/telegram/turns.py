@@ -8,14 +8,16 @@ connection it goes through, and joins the outbox (`keel.store.delivery`) in the 
 transaction: delivering it is the outbox's work (`keel.telegram.outbox`).
 
 A native reply is linked by the Keel id of the message it replies to, found by the
-Telegram id the bot delivered it as; a reply to anything else links nothing.
+Telegram id the bot delivered it as; a reply to anything else links nothing. A message in
+a forum topic a run opened (`topic_open`) is a turn of that topic's Keel thread, found by
+Telegram's `message_thread_id`; in any other topic, that id is the thread.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from keel.assemble.values import Assembly, ModelStep
@@ -25,6 +27,7 @@ from keel.log import logger, shown
 from keel.runtime.engine import Engine
 from keel.runtime.loop import DirectSteps, TurnOutcome, preparation, run_turn
 from keel.runtime.models import ModelClient
+from keel.store import Tx
 from keel.store.store import Store
 from keel.telegram.commands import command_of, context_text, help_text
 from keel.telegram.updates import Incoming, turn_request
@@ -111,9 +114,7 @@ def handle(
     with store.transaction() as tx:
         if tx.update_handled(bot, incoming.update_id):
             return Handled(skipped="answered already")
-        found = None
-        if incoming.reply_to is not None:
-            found = tx.by_surface_id(bot, incoming.chat, str(incoming.reply_to))
+        incoming, found = _in_keel(tx, bot, incoming)
     request = turn_request(incoming, bot=bot, now=now, reply_to=() if found is None else (found,))
     if command_of(incoming.text) is not None:
         return _command(engine, incoming, request)
@@ -153,6 +154,19 @@ def handle(
         log.exception("update %s in %s: the model failed", incoming.update_id, incoming.chat)
         return Handled(skipped=f"not answered: the model failed ({type(exc).__name__}: {exc})")
     return Handled(turn=outcome.prepared.turn, answered=bool(outcome.reply))
+
+
+def _in_keel(tx: Tx, bot: str, incoming: Incoming) -> tuple[Incoming, str | None]:
+    """The message in Keel's ids: its thread a run's topic's (when it is one), and the
+    Keel id of the bot's message it replies to (None: none, or not the bot's)."""
+    if incoming.thread is not None:
+        opened = tx.thread_of_topic(bot, incoming.chat, incoming.thread)
+        if opened is not None:
+            incoming = replace(incoming, thread=opened)
+    found = None
+    if incoming.reply_to is not None:
+        found = tx.by_surface_id(bot, incoming.chat, str(incoming.reply_to))
+    return incoming, found
 
 
 def _command(engine: Engine, incoming: Incoming, request: TurnRequest) -> Handled:

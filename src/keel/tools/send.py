@@ -22,6 +22,7 @@ from keel.link.bindings import effective_bindings, pins_of
 from keel.link.reach import find_run, run_reach
 from keel.link.values import Conversation, Origin, RunRef, entity_problem, id_problem
 from keel.store import Tx
+from keel.store.delivery import Attachment
 
 
 def _described(brain: Brain, entries: list[ReachEntry]) -> str:
@@ -119,14 +120,23 @@ def check_pin(tx: Tx, brain: Brain, origin: Origin) -> None:
             )
 
 
-def record_send(tx: Tx, brain: Brain, origin: Origin, text: str, *, replay: bool = False) -> bool:
+def record_send(
+    tx: Tx,
+    brain: Brain,
+    origin: Origin,
+    text: str,
+    *,
+    replay: bool = False,
+    attachment: Attachment | None = None,
+) -> bool:
     """Record a sent message: its origin, and its text in the conversation's history.
 
     The message joins the history at the conversation's current turn (0 before its first),
     so the next turn there sees what it answers. A message id is sent once per chat: a
     second send under it is refused — except, with `replay`, the same message again (a
     run's send replayed after a crash), which records nothing and answers False. A new
-    message is held to its room's pin (`check_pin`).
+    message is held to its room's pin (`check_pin`). An `attachment` is a file the message
+    sends, `text` its caption.
     """
     conversation = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
     (earlier,) = tx.origins(origin.bot, origin.chat, [origin.message_id]) or (None,)
@@ -148,6 +158,7 @@ def record_send(tx: Tx, brain: Brain, origin: Origin, text: str, *, replay: bool
             speaker="assistant",
             text=text,
             message_id=origin.message_id,
+            attachment=attachment,
         )
     return True
 

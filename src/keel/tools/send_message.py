@@ -46,14 +46,22 @@ def message_id_for(message_id: str) -> Iterator[None]:
         _NEXT_ID.reset(token)
 
 
-def _where(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
+def next_message_id() -> str | None:
+    """The id `message_id_for` named for the call running now, or None."""
+    return _NEXT_ID.get()
+
+
+def where_to(request: TurnRequest, args: Mapping[str, Any]) -> Conversation:
+    """Where a send goes: the turn's chat and thread, or the `chat` (and `thread`) named."""
     here = request.conversation
     chat = args.get("chat") or here.chat
     thread = args.get("thread") if "thread" in args or chat != here.chat else here.thread
     return Conversation(bot=here.bot, chat=chat, thread=thread)
 
 
-def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message_id: str) -> Origin:
+def message_origin(
+    brain: Brain, request: TurnRequest, args: Mapping[str, Any], message_id: str
+) -> Origin:
     """The origin the call's message records; `Refused` when the send must not go out."""
     text: str = args["text"]
     if not text.strip():
@@ -61,7 +69,7 @@ def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message
     about: Mapping[str, Any] = args.get("about") or {}
     return origin_of(
         brain,
-        conversation=_where(request, args),
+        conversation=where_to(request, args),
         message_id=message_id,
         sent_at=datetime.now(UTC),
         run=request.run,
@@ -73,22 +81,24 @@ def _origin(brain: Brain, request: TurnRequest, args: Mapping[str, Any], message
 
 
 def _send(ctx: ToolContext, args: Mapping[str, Any]) -> str:
-    conversation = _where(ctx.request, args)
+    conversation = where_to(ctx.request, args)
     message_id = _NEXT_ID.get() or uuid.uuid4().hex
     where = conversation.chat + (f" thread {conversation.thread}" if conversation.thread else "")
     if ctx.tx.has_message(conversation, message_id):
         return f"sent {message_id} to {where}"
-    record_send(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, message_id), args["text"])
+    record_send(
+        ctx.tx, ctx.brain, message_origin(ctx.brain, ctx.request, args, message_id), args["text"]
+    )
     return f"sent {message_id} to {where}"
 
 
 def _preview(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     """The message as it will be sent, checked by the origin rules and the room's pin as
     the send will be."""
-    check_pin(ctx.tx, ctx.brain, _origin(ctx.brain, ctx.request, args, PREVIEW_ID))
+    check_pin(ctx.tx, ctx.brain, message_origin(ctx.brain, ctx.request, args, PREVIEW_ID))
     about: Mapping[str, Any] = args.get("about") or {}
     return send_preview(
-        _where(ctx.request, args),
+        where_to(ctx.request, args),
         args["text"],
         about_entity=about.get("entity"),
         about_context=about.get("context"),
