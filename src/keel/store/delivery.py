@@ -58,6 +58,8 @@ class Outgoing:
     attempts: int
     reply_to: str | None = None
     connection: str | None = None
+    # Set on a message delivered before and edited since: the surface edits that message.
+    surface_message_id: str | None = None
 
 
 def delivery_state(value: str | None, where: str) -> DeliveryState | None:
@@ -101,6 +103,7 @@ def outbox(
             attempts=int(row.attempts),
             reply_to=row.surface_reply_to,
             connection=row.surface_connection,
+            surface_message_id=row.surface_message_id,
         )
         for row in rows
     )

@@ -353,6 +353,21 @@ def _keel_delivery(conn: Connection) -> None:
     ).create(conn, checkfirst=False)
 
 
+def _keel_widgets(conn: Connection) -> None:
+    """Widgets: an origin names the context whose lines its message shows (indexed: the
+    live widgets are read on every delivery pass), and a message records when Keel last
+    edited its text."""
+    postgres = conn.dialect.name == "postgresql"
+    conn.execute(text("ALTER TABLE keel_origins ADD COLUMN widget VARCHAR"))
+    moment = "TIMESTAMP WITH TIME ZONE" if postgres else "DATETIME"
+    conn.execute(text(f"ALTER TABLE keel_messages ADD COLUMN edited_at {moment}"))
+    m = MetaData(naming_convention=schema.NAMING)
+    origins = Table(
+        "keel_origins", m, Column("id", BigId, primary_key=True), Column("widget", String)
+    )
+    Index(None, origins.c.widget).create(conn)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -363,6 +378,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0007_keel_seeds", _keel_seeds),
     ("0008_keel_people", _keel_people),
     ("0009_keel_delivery", _keel_delivery),
+    ("0010_keel_widgets", _keel_widgets),
 )
 
 

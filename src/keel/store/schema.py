@@ -60,8 +60,12 @@ origins = Table(
     Column("run", String, nullable=True),
     Column("sent_at", UTCDateTime, nullable=False),
     Column("pending_card", Boolean, nullable=False),
+    # The context whose lines the message shows (a widget, kept at any age and edited as
+    # its lines change); None for every other message. Added by 0010.
+    Column("widget", String, nullable=True),
     Index(None, "bot", "chat", "message_id", unique=True),
     Index(None, "sent_at"),
+    Index(None, "widget"),
 )
 
 origin_reach = Table(
@@ -147,6 +151,9 @@ messages = Table(
     Column("surface_connection", String, nullable=True),
     # Until when one process has the message to send: no other sends it meanwhile.
     Column("delivery_lease", UTCDateTime, nullable=True),
+    # When Keel last changed the text of a message already recorded (a widget's lines);
+    # a delivered message edited goes back to 'pending', and the surface edits it in place.
+    Column("edited_at", UTCDateTime, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.

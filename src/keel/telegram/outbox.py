@@ -8,7 +8,9 @@ nothing a model writes (a stray `*` or `_`) can make Telegram refuse it; should 
 still refuse the entities of a part, that part goes again as plain text at once. An
 approval card and Keel's command answers are not Markdown and go plain. Text over
 Telegram's 4,096 UTF-16 units goes as several messages, cut at paragraph, then line,
-then word boundaries, and the first one's id is the one kept.
+then word boundaries, and the first one's id is the one kept. A message delivered before
+and edited since (a widget whose lines changed) is edited in place with editMessageText,
+under the same rules for waiting and failing.
 
 A 429 waits the `retry_after` Telegram names; a network or server error waits longer each
 time (`backoff`, doubled); each counts as an attempt, and after `MAX_ATTEMPTS` the
@@ -160,6 +162,12 @@ class Outbox:
         if isinstance(target, str):
             await self._failed(out, target, final=True)
             return False
+        if out.surface_message_id is not None and _is_int(out.surface_message_id):
+            return await self._edit(out, target, int(out.surface_message_id))
+        return await self._send_all(out, target, card=card)
+
+    async def _send_all(self, out: Outgoing, target: Target, *, card: bool) -> bool:
+        """Send every part of `out`, the first as the reply; True once all went."""
         attempts = out.attempts
         first: int | None = None
         # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
@@ -189,6 +197,43 @@ class Outbox:
             await self._sleep(wait)
         if first is not None:
             await asyncio.to_thread(self._delivered, out, str(first))
+        return True
+
+    async def _edit(self, out: Outgoing, target: Target, surface_id: int) -> bool:
+        """Edit a message delivered before to its new text (a widget's lines), as plain
+        text: its words are the view's values, not Markdown. Telegram's "message is not
+        modified" means it already shows that text: delivered."""
+        attempts = out.attempts
+        while True:
+            try:
+                await self._client.edit_message_text(
+                    chat_id=target.chat_id,
+                    message_id=surface_id,
+                    text=plain(out.text)[0].text,
+                    business_connection_id=target.connection,
+                    parse_mode=None,
+                )
+            except TelegramRetryAfter as exc:
+                reason, wait, final = f"429: {exc.message}", float(exc.retry_after), False
+            except (TelegramNetworkError, TelegramServerError) as exc:
+                reason, wait = exc.message, self._backoff * 2 ** (attempts - out.attempts)
+                final = False
+            except TelegramBadRequest as exc:
+                if "not modified" not in exc.message.casefold():
+                    reason, wait, final = exc.message, 0.0, True
+                else:
+                    break
+            except TelegramAPIError as exc:
+                reason, wait, final = exc.message, 0.0, True
+            else:
+                break
+            attempts += 1
+            final = final or attempts >= MAX_ATTEMPTS
+            await self._failed(out, reason, final=final, wait=wait)
+            if final:
+                return False
+            await self._sleep(wait)
+        await asyncio.to_thread(self._delivered, out, str(surface_id))
         return True
 
     async def send_now(self, target: Target, text: str) -> int | None:

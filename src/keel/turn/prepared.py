@@ -45,6 +45,8 @@ class PreparedTurn:
     history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
+    # The widgets the turn replies to, as (context, text as last shown).
+    replied_lines: tuple[tuple[str, str], ...] = ()
     # The bot's chat policy on the incoming message(s): engage or not; None when it has no
     # policy, or it left the decision to the chat rules.
     engage: bool | None = None
