@@ -107,3 +107,17 @@ def test_an_edit_telegram_refuses_for_good_fails_with_the_reason(
     double.fail_next("editMessageText", Failure(400, "Bad Request: message to edit not found"))
     assert deliver(double)["failed"] == 1
     assert shown()["delivery"]["reason"] == "Bad Request: message to edit not found"
+
+
+def test_a_list_is_sent_as_written_never_as_markdown(here: Path, double: BotAPIDouble) -> None:
+    keel("state", "apply", "brain")
+    with sqlite3.connect(here / "k.db") as db:
+        db.execute(
+            "INSERT INTO home_shopping_items VALUES (6, '*organic* eggs', NULL, 'Mila', "
+            "'2025-04-15', 0)"
+        )
+    show_list()
+    deliver(double)
+    (sent,) = double.sent()
+    assert sent["text"].endswith("\n5. *organic* eggs")
+    assert "entities" not in sent

@@ -6,7 +6,7 @@ when it has one, and marked delivered with Telegram's message id. A message's Ma
 goes as plain text plus entities, never a parse mode (`keel.telegram.formatting`), so
 nothing a model writes (a stray `*` or `_`) can make Telegram refuse it; should Telegram
 still refuse the entities of a part, that part goes again as plain text at once. An
-approval card and Keel's command answers are not Markdown and go plain. Text over
+approval card, a widget and Keel's command answers are not Markdown and go plain. Text over
 Telegram's 4,096 UTF-16 units goes as several messages, cut at paragraph, then line,
 then word boundaries, and the first one's id is the one kept. A message delivered before
 and edited since (a widget whose lines changed) is edited in place with editMessageText,
@@ -170,8 +170,9 @@ class Outbox:
         """Send every part of `out`, the first as the reply; True once all went."""
         attempts = out.attempts
         first: int | None = None
-        # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
-        parts = plain(out.text) if card else formatted(out.text)
+        # A card is Keel's text around a tool's arguments, a widget its lines of a view's
+        # values: each shown as written, never Markdown.
+        parts = plain(out.text) if card or out.widget is not None else formatted(out.text)
         while parts:
             try:
                 sent = await self._send_part(target, parts[0], first=first is None, card=card)
