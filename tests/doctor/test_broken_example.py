@@ -48,6 +48,8 @@ EXPECTED = {
     ("entity.bot", "warn", f"{DESK}/morning/digest.heartbeat.md", 5),
     ("code.missing", "fail", f"{DESK}/reopen.scenario.md", None),
     ("context.over-budget", "warn", f"{DESK}/macros.context.md", 4),
+    ("role.always-over", "warn", f"{DESK}/watch.agent.md", 4),
+    ("role.catalog-over", "warn", f"{DESK}/browse.agent.md", 5),
 }
 NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column", "view.widget-line"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
@@ -56,9 +58,6 @@ NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column", "view.w
 # a view that takes its time, which would hold up every check of this brain (each has
 # tests of its own).
 NOT_SHOWN = {
-    # Room for always-on contexts and the catalog: shown in tests/doctor/test_room.py.
-    "role.always-over",
-    "role.catalog-over",
     "access.file",
     "view.unchecked",
     "view.timeout",

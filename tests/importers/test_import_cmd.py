@@ -39,7 +39,7 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     code, out = invoke("import", shop, brain, "--role", "coder", "--json")
     assert code == 0, out
     data = json.loads(out)
-    always = sum(r["chars"] for r in data["rules"] if r["when"] == ["always"])
+    linking = [r["chars"] for r in data["rules"] if r["trigger"] in ("always", "glob")]
     assert set(data) == {
         "source",
         "brain",
@@ -68,8 +68,8 @@ def test_json_is_the_report(shop: Path, brain: Path) -> None:
     }
     assert data["role"]["created"] is True
     assert data["role"]["path"] == "features/shop/coder.agent.md"
-    assert data["role"]["max_active"] == 13
-    assert data["role"]["turn_chars"] == always + 12_000
+    assert data["role"]["max_active"] == len(linking) + 3 == 25  # and the brain's maxActive
+    assert data["role"]["turn_chars"] == sum(linking) + 12_000
     assert data["skipped"][0] == {
         "path": ".claude/skills/stray.md",
         "line": None,
@@ -169,8 +169,8 @@ def test_the_room_given_to_the_role_is_reported(repo: WriteTree, brain: Path) ->
     assert code == 0
     assert (
         "role coder: created features/repo/coder.agent.md; added 2\n"
-        "  contexts_budget.maxActive: 4 — room for 1 always-on rule and 3 contexts that a "
-        "turn's files or opens bring\n"
+        "  contexts_budget.maxActive: 5 — room for 1 always-on and 1 file rule at once, and 3 "
+        "contexts that opens and bindings bring\n"
     ) in out
     _, again = invoke("import", source, brain, "--role", "coder")
     assert "role coder: unchanged features/repo/coder.agent.md\n" in again
@@ -219,8 +219,12 @@ def test_a_feature_folder_linked_out_of_the_brain_exits_2_before_reading(
 def test_the_summary_says_what_room_the_role_got(shop: Path, brain: Path) -> None:
     code, out = invoke("import", shop, brain, "--role", "coder")
     assert code == 0, out
-    assert "  contexts_budget.maxActive: 13 — room for 10 always-on rules" in out
-    found = re.search(r"contexts_budget\.turnChars: ([\d,]+) — the always-on rules' ([\d,]+) ", out)
+    assert (
+        "  contexts_budget.maxActive: 25 — room for 10 always-on and 12 file rules at once" in out
+    )
+    found = re.search(
+        r"contexts_budget\.turnChars: ([\d,]+) — the always-on and file rules' ([\d,]+) ", out
+    )
     assert found is not None, out
-    total, always = (int(g.replace(",", "")) for g in found.groups())
-    assert total == always + 12_000
+    total, linking = (int(g.replace(",", "")) for g in found.groups())
+    assert total == linking + 12_000

@@ -27,11 +27,13 @@ A rule in the persona stays as written.
 """
 
 
-# What an import with one always-on rule (of 200 chars) adds to a role that sets no budget:
-# a context and its characters on top of the brain's maxActive (3) and turnChars (12,000).
-ROOM_FOR_ONE = (
-    "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 4\n  turnChars: 12200\n"
+# What an import of one always-on rule and one folder rule (200 chars each) adds to a role
+# that sets no budget: two contexts and their characters on top of the brain's maxActive (3)
+# and turnChars (12,000).
+ROOM_FOR_TWO = (
+    "capabilities: [context:read]\ncontexts_budget:\n  maxActive: 5\n  turnChars: 12400\n"
 )
+ASK_RULE: dict[str, str | bytes] = {".cursor/rules/a.mdc": "---\ndescription: A.\n---\nAsk.\n"}
 ALWAYS_ON: dict[str, str | bytes] = {
     "CLAUDE.md": "Use pnpm.\n",
     "AGENTS.md": "Keep commits small.\n",
@@ -58,6 +60,40 @@ def test_without_a_role_the_report_says_how_to_admit_them(repo: WriteTree, brain
     assert findings(brain, "warn") == ["context.unreached features/repo/agents-md.context.md"]
 
 
+WILDCARD_ROLE = (
+    "---\ndescription: Reads everything.\ncontexts: ['*']\ncapabilities: [context:read]\n"
+    "contexts_budget: {maxActive: 1}\n---\nYou help.\n"
+)
+
+
+def test_without_a_role_a_role_that_already_admits_them_is_checked_not_edited(
+    repo: WriteTree, brain: Path
+) -> None:
+    write_files(brain, {"features/desk/reader.agent.md": WILDCARD_ROLE})
+    report = import_rules(repo(ALWAYS_ON), brain)
+    assert report.role is None
+    assert report.hint is None, "a role admits them: nothing to say about admitting"
+    (said,) = [w for w in report.warnings if "reader" in w.message]
+    assert (said.path, said.line) == ("features/desk/reader.agent.md", 5)  # maxActive's line
+    always = load_brain(brain).admitted(load_brain(brain).roles["reader"], "always")
+    assert len(always) == 3 + 1, "the three imported, and the brain's own"
+    assert said.message.startswith(
+        "role 'reader' admits 4 always-on contexts, but a turn carries at most 1 (maxActive)"
+    )
+    assert "re-running this import with --role reader does it" in said.message
+    assert not [w for w in report.warnings if "imported contexts are always-on" in w.message]
+    role = (brain / "features/desk/reader.agent.md").read_text(encoding="utf-8")
+    assert role == WILDCARD_ROLE, "an import without --role edits no role"
+    assert "role.always-over features/desk/reader.agent.md:5" in findings(brain, "warn")
+
+
+def test_without_a_role_a_role_with_room_says_nothing(repo: WriteTree, brain: Path) -> None:
+    roomy = WILDCARD_ROLE.replace("maxActive: 1", "maxActive: 9")
+    write_files(brain, {"features/desk/reader.agent.md": roomy})
+    report = import_rules(repo(ALWAYS_ON), brain)
+    assert (report.hint, [w.path for w in report.warnings]) == (None, [])
+
+
 def test_a_missing_role_is_created_in_the_feature(shop: Path, brain: Path) -> None:
     report = import_rules(shop, brain, role="coder")
     assert report.role is not None
@@ -82,7 +118,7 @@ def test_an_existing_role_gets_the_ids_and_keeps_everything_else(
     assert report.updated == ("features/desk/support.agent.md",)
     assert (brain / "features/desk/support.agent.md").read_text(encoding="utf-8") == (
         SUPPORT.replace("[greeting]   #", "[greeting, agents-md, agents-md-docs] #").replace(
-            "capabilities: [context:read]\n", ROOM_FOR_ONE
+            "capabilities: [context:read]\n", ROOM_FOR_TWO
         )
     ), "comments, other keys and the persona stay (ruamel keeps one space before a comment)"
     assert findings(brain, "fail") == []
@@ -116,7 +152,7 @@ def test_other_roles_that_list_a_removed_id_are_named(repo: WriteTree, brain: Pa
 def test_a_role_that_admits_every_context_keeps_its_contexts(repo: WriteTree, brain: Path) -> None:
     text = SUPPORT.replace("[greeting]", "['*']")
     write_files(brain, {"features/desk/support.agent.md": text})
-    report = import_rules(repo({"docs/AGENTS.md": "Fixture.\n"}), brain, role="support")
+    report = import_rules(repo(ASK_RULE), brain, role="support")
     assert report.role is not None
     assert report.role.added == ()
     assert report.unchanged == ("features/desk/support.agent.md",)
@@ -203,8 +239,8 @@ def test_a_role_that_cannot_be_edited_is_refused_with_why(
 def test_a_created_role_gets_room_for_its_always_on_rules(repo: WriteTree, brain: Path) -> None:
     report = import_rules(repo({**ALWAYS_ON, **TESTS_RULE}), brain, role="coder")
     assert report.role is not None
-    assert report.role.max_active == 3 + 3, "the always-on rules, and the brain's maxActive"
-    assert load_brain(brain).roles["coder"].contexts_budget.max_active == 6
+    assert report.role.max_active == 3 + 1 + 3, "always-on and file rules, the brain's own"
+    assert load_brain(brain).roles["coder"].contexts_budget.max_active == 7
     assert not [w for w in report.warnings if "maxActive" in w.message]
 
 
@@ -259,10 +295,8 @@ def test_a_brain_wide_max_active_is_counted_as_the_room_there_is(
     assert report.role.max_active == 1 + 5
 
 
-def test_without_always_on_rules_the_role_s_budget_is_left_alone(
-    repo: WriteTree, brain: Path
-) -> None:
-    report = import_rules(repo(TESTS_RULE), brain, role="coder")
+def test_with_ask_rules_alone_the_role_s_budget_is_left_alone(repo: WriteTree, brain: Path) -> None:
+    report = import_rules(repo(ASK_RULE), brain, role="coder")
     assert report.role is not None
     assert report.role.max_active is None
     assert "contexts_budget" not in (brain / report.role.path).read_text(encoding="utf-8")
@@ -287,16 +321,17 @@ def test_the_role_gets_room_for_the_always_on_rules_characters(
     report = import_rules(source, brain, role="coder")
     assert report.role is not None
     always = sum(r.chars for r in report.rules if r.when == ("always",))
-    assert always > 12_000
-    assert report.role.turn_chars == always + 12_000
+    assert always > 12_000, "whole: not capped at the brain's turnChars"
+    linking = always + sum(r.chars for r in report.rules if r.trigger == "glob")  # web/
+    assert report.role.turn_chars == linking + 12_000
     loaded = load_brain(brain).roles["coder"]
-    assert loaded.contexts_budget.turn_chars == always + 12_000
+    assert loaded.contexts_budget.turn_chars == linking + 12_000
     # Never lowered: a smaller source on the next run leaves the room as it is.
     (source / "AGENTS.md").write_text("Short now.\n", encoding="utf-8")
     again = import_rules(source, brain, role="coder")
     assert again.role is not None
     assert again.role.turn_chars is None
-    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == always + 12_000
+    assert load_brain(brain).roles["coder"].contexts_budget.turn_chars == linking + 12_000
 
 
 def test_an_existing_role_with_room_enough_keeps_its_turn_chars(

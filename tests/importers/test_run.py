@@ -402,7 +402,7 @@ def test_more_always_on_rules_than_a_turn_carries_are_warned_about(shop: Path, b
 def test_a_role_given_room_for_them_needs_no_warning(shop: Path, brain: Path) -> None:
     report = run(shop, brain, role="coder")
     assert report.role is not None
-    assert report.role.max_active == 10 + 3
+    assert report.role.max_active == 10 + 12 + 3, "always-on, file rules, the brain's own"
     assert not [w for w in report.warnings if "maxActive" in w.message]
 
 

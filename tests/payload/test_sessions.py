@@ -11,7 +11,7 @@ from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
 from keel.errors import UsageError
 from keel.link.values import Link
-from keel.payload.sessions import SentContext, SessionState, digest, session_delta
+from keel.payload.sessions import SentContext, SessionState, digest, held, session_delta
 
 RULES = "Quote the SLA from the card."
 EMPTY = SessionState()
@@ -61,16 +61,11 @@ def test_a_context_new_to_the_session_arrives_whole() -> None:
     )
 
 
-def test_an_unchanged_context_sends_its_tags_and_two_notes() -> None:
+def test_a_context_sent_as_it_is_now_is_not_sent_again() -> None:
     item = attached()
     _, state = session_delta(EMPTY, [item], compacted=False)
     text, again = session_delta(state, [item], compacted=False)
-    assert text == (
-        '<context name="ticket" entity="T-1">\n'
-        "(instructions as sent before)\n"
-        "(unchanged views: card, log)\n"
-        "</context>"
-    )
+    assert text == ""
     assert again == state
 
 
@@ -130,10 +125,7 @@ def test_a_context_no_longer_attached_is_withdrawn_in_one_line_and_forgotten() -
     kb = attached("kb", None)
     _, state = session_delta(EMPTY, [attached(), kb], compacted=False)
     text, state = session_delta(state, [kb], compacted=False)
-    assert text.split("\n\n") == [
-        '<context-withdrawn name="ticket" entity="T-1"/>',
-        session_delta(state, [kb], compacted=False)[0],
-    ]
+    assert text == '<context-withdrawn name="ticket" entity="T-1"/>'
     assert [c.pair for c in state.contexts] == [("kb", None)]
     text, state = session_delta(state, [], compacted=False)
     assert text == '<context-withdrawn name="kb"/>'
@@ -177,11 +169,13 @@ def test_nothing_attached_and_nothing_to_withdraw_sends_nothing() -> None:
     assert session_delta(state, [], compacted=True) == ("", EMPTY)
 
 
-def test_a_block_without_its_pieces_is_always_sent_whole() -> None:
+def test_a_block_without_its_pieces_is_sent_whole_when_it_changed() -> None:
     link = Link(context="note", entity=None, kind="code", feature="support")
     item = Attached(link=link, block=Block(text="<context>x</context>"))
     _, state = session_delta(EMPTY, [item], compacted=False)
-    assert session_delta(state, [item], compacted=False)[0] == item.block.text
+    assert session_delta(state, [item], compacted=False)[0] == ""
+    changed = Attached(link=link, block=Block(text="<context>y</context>"))
+    assert session_delta(state, [changed], compacted=False)[0] == changed.block.text
 
 
 def test_the_same_context_and_entity_twice_is_refused() -> None:
@@ -231,3 +225,18 @@ def test_the_state_after_a_turn_depends_only_on_what_it_attached(
         assert session_delta(state, items, compacted=False)[0].count(RULES) == 0
         if compacted:
             assert text == "\n\n".join(i.block.text for i in items)
+
+
+def test_a_context_the_session_holds_and_the_turn_stubbed_stands_as_sent() -> None:
+    kb = attached("kb", None)
+    _, state = session_delta(EMPTY, [attached(), kb], compacted=False)
+    text, after = session_delta(state, [kb], compacted=False, stubbed=[("ticket", "T-1")])
+    assert text == "", "neither withdrawn nor sent again: the agent still holds it"
+    assert after == state
+    assert held(state, [("ticket", "T-1"), ("other", None)]) == {("ticket", "T-1")}
+
+
+def test_after_a_compaction_nothing_is_held() -> None:
+    _, state = session_delta(EMPTY, [attached()], compacted=False)
+    text, after = session_delta(state, [], compacted=True, stubbed=[("ticket", "T-1")])
+    assert (text, after) == ("", EMPTY)

@@ -26,6 +26,7 @@ from keel.cli.status import EXIT_REFUSED
 from keel.importers import ImportedRule, ImportReport, RoleChange, import_rules
 from keel.importers.quoting import shown
 from keel.importers.report import FATES
+from keel.importers.rules import SELF_LINKING
 
 SourceArg = Annotated[
     Path,
@@ -188,19 +189,21 @@ def _role(role: RoleChange, rules: Sequence[ImportedRule], out: Console) -> None
     added = f"; added {len(role.added)}" if role.added else ""
     dropped = f"; dropped {', '.join(role.dropped)}" if role.dropped else ""
     out.print(f"role {role.role}: {verb} {shown(role.path)}{added}{dropped}", markup=False)
+    linking = [r for r in rules if r.trigger in SELF_LINKING]
+    always = sum(r.trigger == "always" for r in linking)
     if role.max_active is not None:
-        always = sum(r.when == ("always",) for r in rules)
         out.print(
-            f"  contexts_budget.maxActive: {role.max_active} — room for {always} always-on "
-            f"{'rule' if always == 1 else 'rules'} and {role.max_active - always} contexts that "
-            "a turn's files or opens bring",
+            f"  contexts_budget.maxActive: {role.max_active} — room for {always} always-on and "
+            f"{len(linking) - always} file {'rule' if len(linking) - always == 1 else 'rules'} "
+            f"at once, and {role.max_active - len(linking)} contexts that opens and bindings "
+            "bring",
             markup=False,
         )
     if role.turn_chars is not None:
-        chars = sum(r.chars for r in rules if r.when == ("always",))
+        chars = sum(r.chars for r in linking)
         out.print(
-            f"  contexts_budget.turnChars: {role.turn_chars:,} — the always-on rules' {chars:,} "
-            f"characters and {role.turn_chars - chars:,} for the rest of a turn",
+            f"  contexts_budget.turnChars: {role.turn_chars:,} — the always-on and file rules' "
+            f"{chars:,} characters and {role.turn_chars - chars:,} for the rest of a turn",
             markup=False,
         )
     if role.catalog_tokens is not None:

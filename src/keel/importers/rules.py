@@ -27,6 +27,8 @@ TOOL_NAMES: Mapping[Tool, str] = {
 # always: every turn; description: the agent opens it by its catalog line; manual: a person
 # asked for it by name in the tool; glob: the files a turn names decide.
 Trigger = Literal["always", "description", "manual", "glob"]
+# Rules that link by themselves: always on, or when a prompt names a file they cover.
+SELF_LINKING: tuple[Trigger, ...] = ("always", "glob")
 DESCRIPTION_LIMIT = 400
 
 # Keys one tool reads that authors carry over to another, which ignores them.

@@ -30,7 +30,10 @@ from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import SectionBudgets, model_limits
+from keel.brain.limits import CHARS
 from keel.brain.specs import WhenWord
+from keel.doctor.room import role_room
+from keel.doctor.scope import Lines
 from keel.errors import UsageError
 from keel.importers.accounting import Outcomes, account
 from keel.importers.claude import map_claude_rule, map_memory, map_skill
@@ -55,7 +58,7 @@ from keel.importers.owned import CODE, CONTEXT, BrainFiles, scan_brain
 from keel.importers.reach import unmatched
 from keel.importers.report import ImportedRule, ImportReport, RoleChange
 from keel.importers.roles import CATALOG, Room, listing, plan_role
-from keel.importers.rules import Mapped, Notice, Rule
+from keel.importers.rules import SELF_LINKING, Mapped, Notice, Rule
 from keel.importers.windsurf import map_windsurf, map_windsurfrules
 from keel.importers.writing import Writes, feature_problem
 from keel.tokens.estimate import estimate_many, estimate_tokens
@@ -214,14 +217,20 @@ class _Import:
             if rule.source not in placed:
                 keep.update(p for p, s in self.files.owned.items() if s == rule.source)
         imported: list[ImportedRule] = []
-        for plan in self._plans(placed, turn_chars):
+        # A role given is sized for the rules (`_role`): a rule keeps its whole size then,
+        # where a brain's turnChars would cap it and stub it on every turn.
+        cap = turn_chars if self.role is None else CHARS.high
+        for plan in self._plans(placed, cap):
             self.warnings.extend(plan.warnings)
             if self._write(plan, keep):
                 imported.append(plan.rule)
         removed_ids = self._prune(keep, set(placed.values()))
         self._feature(imported)
         role = self._role(imported, removed_ids, max_active, turn_chars)
-        if role is None:
+        admitting = self._admitting(imported) if self.role is None else ()
+        if admitting:
+            self._room(admitting)
+        elif role is None:
             self._crowding(imported, max_active)
         self._window(imported)
         return ImportReport(
@@ -237,7 +246,7 @@ class _Import:
             warnings=tuple(self.warnings),
             skipped=tuple(sorted(self.skipped, key=lambda n: n.path)),
             refused=tuple(self.refused),
-            hint=self._hint(imported),
+            hint=self._hint(imported, admitting),
             seen=account(
                 self.found,
                 Outcomes(
@@ -414,15 +423,17 @@ class _Import:
         self.warnings.extend(listing(self.brain, others, removed))
         if self.role is None:
             return None
-        # Links that files and opens bring come before `always` ones: give the always-on
-        # rules room on top of what a turn of this brain carries anyway.
-        always = [r for r in imported if r.when == ("always",)]
-        always_chars = sum(r.chars for r in always)
+        # The tools load every always-on rule and every rule whose files a prompt names,
+        # with no cap: give the role room for all of them at once, on top of what a turn of
+        # this brain carries anyway (the opens and bindings). Links that files bring come
+        # before `always` ones, so room for the always-on alone would not keep them whole.
+        linking = [r for r in imported if r.trigger in SELF_LINKING]
+        linking_chars = sum(r.chars for r in linking)
         catalog_needed, catalog_default = self._catalog_room(imported)
         room = Room(
-            needed=len(always) + max_active if always else 0,
+            needed=len(linking) + max_active if linking else 0,
             default=max_active,
-            chars_needed=always_chars + turn_chars if always else 0,
+            chars_needed=linking_chars + turn_chars if linking else 0,
             chars_default=turn_chars,
             catalog_needed=catalog_needed,
             catalog_default=catalog_default,
@@ -492,12 +503,29 @@ class _Import:
                 )
             )
 
-    def _hint(self, imported: list[ImportedRule]) -> str | None:
+    def _admitting(self, imported: list[ImportedRule]) -> tuple[str, ...]:
+        """The roles of the brain that admit any imported context (by id or `'*'`)."""
+        if not imported:
+            return ()
+        roles = load_brain(self.brain).roles
+        ids = [r.context for r in imported]
+        return tuple(i for i in sorted(roles) if any(map(roles[i].admits, ids)))
+
+    def _room(self, roles: Sequence[str]) -> None:
+        """Without --role, size nothing but say which admitting role lacks room, and how
+        to give it (doctor says the same from the files)."""
+        brain = load_brain(self.brain)
+        sizer = "re-running this import with --role {role} does it"
+        for finding in role_room(brain, roles, sizer=sizer, lines=Lines(brain.root)):
+            said = Notice(path=finding.file or "", message=finding.message, line=finding.line)
+            self.warnings.append(said)
+
+    def _hint(self, imported: list[ImportedRule], admitting: Sequence[str]) -> str | None:
         if not imported and not self.found.count:
             if self.excluded:
                 return f"every rule file found in {self.given} was excluded — nothing to import"
             return f"no rule files found in {self.given} — nothing to import"
-        if self.role is not None or not imported:
+        if self.role is not None or not imported or admitting:
             return None
         return (
             "no role admits these contexts yet, so no turn carries them — re-run with "

@@ -7,9 +7,11 @@ what the session was last sent (a `SessionState`, kept as hashes) and returns th
 text to send:
 
 - a context the session has not been sent: its whole block;
-- one it has: the opening tag, `(instructions as sent before)` in place of instructions that
-  are as before, only the views whose text changed, one line naming the views left out
-  as unchanged, and the closing tag;
+- one it has, exactly as it was sent: nothing — it stands until a withdrawal says
+  otherwise, and repeating it only spends the window;
+- one it has, changed: the opening tag, `(instructions as sent before)` in place of
+  instructions that are as before, only the views whose text changed, one line naming the
+  views left out as unchanged, and the closing tag;
 - one it was sent that the turn no longer attaches: a one-line withdrawal, and the state
   forgets it (attached again later, it arrives whole);
 - after the agent compacted its context, nothing it was sent can be relied on: the state
@@ -17,14 +19,15 @@ text to send:
 
 Withdrawals come first, sorted by context and entity, then the blocks in the order they
 are attached; pieces are separated by a blank line. A turn that attaches nothing and
-withdraws nothing gets '' — send no message for it. The sizes the ledger records stay the
+withdraws nothing, or whose contexts are all as they were sent, gets '' — send no message
+for it. The sizes the ledger records stay the
 rendered blocks' — the delta is what the session is billed, not what the context costs.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -90,9 +93,18 @@ def digest(text: str) -> str:
 
 
 def session_delta(
-    state: SessionState, attached: Sequence[Attached], *, compacted: bool
+    state: SessionState,
+    attached: Sequence[Attached],
+    *,
+    compacted: bool,
+    stubbed: Iterable[tuple[str, str | None]] = (),
 ) -> tuple[str, SessionState]:
-    """The tail text this turn sends the session, and what the session then holds."""
+    """The tail text this turn sends the session, and what the session then holds.
+
+    A context the turn stubbed (left out for room) that the session holds still applies
+    and is still in front of the agent: it is neither withdrawn nor stubbed (`held`), and
+    the session keeps it as it was sent.
+    """
     before = {} if compacted else {entry.pair: entry for entry in state.contexts}
     blocks: list[str] = []
     now: dict[tuple[str, str | None], SentContext] = {}
@@ -105,12 +117,26 @@ def session_delta(
             )
         entry = _sent(item)
         prior = before.get(pair)
-        blocks.append(item.block.text if prior is None else _changes(item.block, prior))
+        if prior is None:
+            blocks.append(item.block.text)
+        elif entry != prior or not prior.instructions_sent:
+            blocks.append(_changes(item.block, prior))
+        # else: the session holds it as it is; it stands until a withdrawal says otherwise
         now[pair] = entry
+    for pair in held(SessionState(contexts=tuple(before.values())), stubbed):
+        now.setdefault(pair, before[pair])
     gone = sorted((pair for pair in before if pair not in now), key=_order)
     pieces = ["\n".join(_withdrawal(pair) for pair in gone)] if gone else []
     pieces += blocks
     return "\n\n".join(pieces), SessionState(contexts=tuple(now.values()))
+
+
+def held(
+    state: SessionState, stubbed: Iterable[tuple[str, str | None]]
+) -> frozenset[tuple[str, str | None]]:
+    """The stubbed contexts a session holds: they stand as sent, with no stub line."""
+    have = {entry.pair for entry in state.contexts}
+    return frozenset(pair for pair in stubbed if pair in have)
 
 
 def _sent(item: Attached) -> SentContext:

@@ -11,9 +11,9 @@ written, as any turn's — and answers with the text the agent reads (`turn_text
 - for any other role, every attached block whole;
 - then one line per context the budget stubbed and per link Keel refused.
 
-A turn that adds nothing answers with one line saying so, never with an empty text. In a
-session that can only be a turn that attaches no context at all: a context the session was
-sent before still answers (`(instructions as sent before)`), and one that left is withdrawn.
+A turn that adds nothing answers with one line saying so, never with an empty text: that
+no context applies, or, in a session holding every context the turn attaches as it is now,
+that nothing is new (those contexts stand until a withdrawal says otherwise).
 
 The turn is recorded inside the tool call's own transaction (the registry runs every
 call in one), so a call that fails — a turn that does not fit included — leaves nothing
@@ -38,6 +38,7 @@ from keel.turn.prepare import prepare_and_assemble
 from keel.turn.prepared import PreparedTurn, Session
 
 NO_CONTEXT = "No feature context applies to this input; nothing to add."
+NOTHING_NEW = "Nothing new: the contexts this session was sent stand as they were."
 
 
 def _as_fitted(stub: Stub) -> str:
@@ -55,7 +56,8 @@ def turn_text(prepared: PreparedTurn, *, stub_line: Callable[[Stub], str] = _as_
         contexts = prepared.session_text
     else:
         contexts = "\n\n".join(a.block.text for a in prepared.attached)
-    notes = [stub_line(s) for s in prepared.stubs] + [refusal_line(r) for r in prepared.refused]
+    stubs = [s for s in prepared.stubs if s.link.pair not in prepared.session_held]
+    notes = [stub_line(s) for s in stubs] + [refusal_line(r) for r in prepared.refused]
     pieces = [contexts] if contexts else []
     if notes:
         pieces.append("\n".join(notes))
@@ -105,7 +107,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         session=session,
         code=ctx.code,
     )
-    return turn_text(prepared) or NO_CONTEXT
+    return turn_text(prepared) or (NOTHING_NEW if prepared.attached else NO_CONTEXT)
 
 
 CONTEXT_TURN = Tool(

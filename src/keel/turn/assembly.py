@@ -42,7 +42,10 @@ def turn_parts(
     """
     role = brain.roles[prepared.role]
     blocks = [(context_section_id(a.link), a.block.text) for a in prepared.attached]
-    stubs = [(context_section_id(s.link), s.text) for s in prepared.stubs]
+    held = prepared.session_held  # a session's held contexts stand as sent: no stub line
+    stubs = [
+        (context_section_id(s.link), s.text) for s in prepared.stubs if s.link.pair not in held
+    ]
     if contexts is not None:
         blocks = [("context.session", contexts)] if contexts else []
     if carries_contexts is None:

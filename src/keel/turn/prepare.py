@@ -40,7 +40,7 @@ from keel.errors import UsageError
 from keel.link.gather import Resolved, link_turn, resolve_turn
 from keel.link.values import Conversation, LinkResult, Tenant, TurnRequest
 from keel.log import logger
-from keel.payload.sessions import session_delta
+from keel.payload.sessions import held, session_delta
 from keel.state.views import TurnViews
 from keel.store import Tx
 from keel.store.store import Store
@@ -180,10 +180,14 @@ def prepare_in(
     fitted = fit_blocks(brain, settings, result.links, views.of, rendered.answers)
     renders = views.own(tuple(v for v in role.state if v not in brain.claimed_views))
     session_text, session_state = None, None
+    session_held: frozenset[tuple[str, str | None]] = frozenset()
     if in_session is not None and state.sent is not None:
+        stubbed = [s.link.pair for s in fitted.stubs]
         session_text, session_state = session_delta(
-            state.sent, fitted.attached, compacted=in_session.compacted
+            state.sent, fitted.attached, compacted=in_session.compacted, stubbed=stubbed
         )
+        if not in_session.compacted:
+            session_held = held(state.sent, stubbed)
     prepared = PreparedTurn(
         turn=stored.turn,
         role=result.role,
@@ -199,6 +203,7 @@ def prepare_in(
         history_older=state.older,
         session_text=session_text,
         replied_lines=replied_lines,
+        session_held=session_held,
         dry_run=dry_run,
     )
     # 4. assemble, and check the fit

@@ -47,6 +47,9 @@ class PreparedTurn:
     session_text: str | None = None
     # The widgets the turn replies to, as (context, text as last shown).
     replied_lines: tuple[tuple[str, str], ...] = ()
+    # The stubbed contexts that session holds as sent: they stand, so no stub line says
+    # otherwise (the ledger still records them stubbed).
+    session_held: frozenset[tuple[str, str | None]] = frozenset()
     # The bot's chat policy on the incoming message(s): engage or not; None when it has no
     # policy, or it left the decision to the chat rules.
     engage: bool | None = None
