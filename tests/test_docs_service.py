@@ -229,6 +229,8 @@ BODIES: dict[str, type[BaseModel]] = {
     "/v1/runs": bodies.RunBody,
     "/v1/events/E": bodies.EventBody,
     "/v1/approvals/C": bodies.DecisionBody,
+    "/v1/widgets": bodies.WidgetBody,
+    "/v1/widgets/refresh": bodies.RefreshBody,
 }
 # A body's field: a quoted name opening an object or following a comma (not a value).
 FIELD = re.compile(r'[{,]\s*"(\w+)"')

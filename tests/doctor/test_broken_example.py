@@ -39,6 +39,7 @@ EXPECTED = {
     ("view.shared", "warn", f"{DESK}/morning/digest.context.md", 4),
     ("view.missing", "fail", f"{DESK}/refunds.context.md", 5),
     ("view.by-column", "fail", f"{DESK}/lookup.context.md", 6),
+    ("view.widget-line", "fail", f"{DESK}/queue.context.md", 7),
     ("role.unknown-context", "warn", f"{DESK}/support.agent.md", 14),
     ("role.no-open", "warn", f"{DESK}/triage.agent.md", 3),
     ("view.by-unkeyed", "warn", f"{DESK}/card.context.md", 6),
@@ -50,7 +51,7 @@ EXPECTED = {
     ("role.always-over", "warn", f"{DESK}/watch.agent.md", 4),
     ("role.catalog-over", "warn", f"{DESK}/browse.agent.md", 5),
 }
-NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column"}
+NEEDS_DATABASE = {"entity.state-view", "view.missing", "view.by-column", "view.widget-line"}
 # Checks this brain cannot show: a broken access.yaml hides the faults of its rules,
 # view.unchecked needs an unreachable database, context.stubbed recorded turns,
 # tenancy.global-views and code.query a tenancy that works, and view.timeout and view.slow

@@ -23,6 +23,7 @@ from croniter import croniter
 from keel.brain import Brain, EntitySpec, ReachEntry, ViewRef, load_brain
 from keel.brain.document import parse_yaml
 from keel.brain.knobs import approval_required, approval_timeout
+from keel.brain.specs import WidgetSpec
 from keel.code import load_context_code, load_gate
 
 BRAIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "brain"
@@ -295,6 +296,13 @@ def test_shopping_list_is_always_carried_by_the_family_role(brain: Brain) -> Non
     assert brain.roles["family"].contexts == ("shopping",)
     family_groups = [r for r in brain.access.rules if r.is_group and r.role == "family"]
     assert len(family_groups) == 1
+
+
+def test_shopping_list_is_a_widget_of_its_open_items(brain: Brain) -> None:
+    assert brain.contexts["shopping"].widget == WidgetSpec(
+        view="home_shopping_open", line=("item", "quantity"), title="Shopping list"
+    )
+    assert [c.id for c in brain.contexts.values() if c.widget is not None] == ["shopping"]
 
 
 # -- 4. the coach's evening film: layout reach, then reply with the film's key ---------------

@@ -128,6 +128,7 @@ def test_the_invoice_chase_posts_with_its_origin_and_a_reply_finds_it_without_th
         "run": "heartbeat:invoice-chase",
         "reach": [{"context": "chase", "entity": None}],
         "pending_card": False,
+        "widget": None,
     }
     assert message["origin"] == origin
     assert sent_in(example, BOOKS)[message["message_id"]]["origin"] == origin

@@ -2,7 +2,8 @@
 
 It keeps a queue of updates (getUpdates hands out those at or past the offset, and an
 offset forgets those before it, as Telegram's does), records every call with its decoded
-fields, answers sendMessage with a new message in Telegram's shape, and fails the next
+fields, answers sendMessage with a new message in Telegram's shape (editMessageText with
+the message it edits, its id kept), and fails the next
 calls of a method on demand (`fail_next`: a 429 with retry_after, a 500, a 400). A method
 `held` takes its calls and answers none of them while held (counted in `held_calls`,
 never sent): a client killed while it waits sent nothing. Like Telegram, it refuses a
@@ -132,10 +133,15 @@ class BotAPIDouble:
         return message
 
     def _message(self, fields: Json) -> Json:
-        self.next_message_id += 1
+        """The message sent, or edited: an edit keeps the id of the message it edits."""
+        if "message_id" in fields:
+            ident = int(fields["message_id"])
+        else:
+            self.next_message_id += 1
+            ident = self.next_message_id
         chat_id = int(fields["chat_id"])
         message: Json = {
-            "message_id": self.next_message_id,
+            "message_id": ident,
             "date": 1_777_000_000,
             "chat": {"id": chat_id, "type": "supergroup" if chat_id < 0 else "private"},
             "from": BOT_USER,

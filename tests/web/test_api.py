@@ -345,3 +345,36 @@ def test_a_missing_thing_is_404(
 )
 def test_a_bad_query_is_422(served: Served, path: str, params: dict[str, str]) -> None:
     assert get(served, path, 422, **params)["detail"]
+
+
+FAMILY = "tg:chat:-1001000000001"
+
+
+def test_the_shopping_list_is_shown_edited_in_place_and_read_by_a_reply(served: Served) -> None:
+    where = {"bot": "nova", "chat": FAMILY}
+    shown = post(served, "/v1/widgets", where | {"context": "shopping", "message_id": "list-1"})
+    assert shown["widget"] == "shopping"
+    assert shown["text"].splitlines()[:3] == [
+        "Shopping list",
+        "1. oat milk · 2 cartons",
+        "2. apples · 1 kg",
+    ]
+    assert post(served, "/v1/widgets/refresh", {})["edited"] == []
+    with served.service.engine.store.transaction() as tx:
+        tx.connection.exec_driver_sql("UPDATE home_shopping_items SET done = 1 WHERE item_id = 3")
+    (edit,) = post(served, "/v1/widgets/refresh", {"at": AT})["edited"]
+    assert (edit["message_id"], edit["context"]) == ("list-1", "shopping")
+    assert "apples" not in edit["text"]
+    history = get(served, "/v1/history", chat=FAMILY)["messages"]
+    assert [m["text"] for m in history] == [edit["text"]], "edited in place"
+    turn = post(served, "/v1/turns", where | {"reply_to": ["list-1"], "input": "2 done"})
+    recorded = get(served, f"/v1/turns/{turn['id']}")
+    (current,) = [s["text"] for s in recorded["sections"] if s["id"] == "current"]
+    assert current.endswith("\n2. dishwasher tabs\n3. birthday candles · 12\n\n2 done")
+
+
+def test_a_context_without_a_widget_is_a_422_naming_those_with_one(served: Served) -> None:
+    body = {"bot": "nova", "chat": FAMILY, "context": "client"}
+    answer = post(served, "/v1/widgets", body, 422)
+    assert "declares no widget" in answer["detail"]
+    assert "(contexts with a widget: shopping)" in answer["detail"]

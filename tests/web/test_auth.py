@@ -33,6 +33,8 @@ ROUTES = [
     ("POST", "/v1/events/e"),
     ("GET", "/v1/approvals"),
     ("POST", "/v1/approvals/card-1"),
+    ("POST", "/v1/widgets"),
+    ("POST", "/v1/widgets/refresh"),
 ]
 
 

@@ -75,6 +75,8 @@ OPERATIONS = [
     ("POST", "/v1/events/{event}", True),
     ("GET", "/v1/approvals", False),
     ("POST", "/v1/approvals/{card}", True),
+    ("POST", "/v1/widgets", True),
+    ("POST", "/v1/widgets/refresh", True),
 ]
 CASES = [
     pytest.param(method, path, mode, id=f"{mode.value}-{method}-{path}")

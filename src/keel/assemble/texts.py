@@ -36,11 +36,13 @@ def rules_text(*, carries_contexts: bool) -> str:
 NO_MESSAGE = "(no new message in this turn)"
 
 
-def current_text(brain: Brain, request: TurnRequest) -> str:
-    """The turn's request: its input, else the prompt of what it is a run of."""
+def current_text(brain: Brain, request: TurnRequest, lines: str = "") -> str:
+    """The turn's request: its input, else the prompt of what it is a run of. `lines`
+    (already safe to show) go before the input: the widgets a reply answers."""
     if request.input:
         # It rides in the same message as the context blocks: it must not close one.
-        return unforgeable(request.input)
+        said = unforgeable(request.input)
+        return f"{lines}\n\n{said}" if lines else said
     if request.run is not None:
         entity = brain.entity(request.run.kind, request.run.id)
         if entity is not None and entity.prompt:
@@ -99,11 +101,13 @@ def turn_texts(
     *,
     carries_contexts: bool,
     renders: Sequence[ViewRows] = (),
+    lines: str = "",
 ) -> TurnTexts:
     """Every text of Keel's own sections for a turn, and its request, in one call; and
-    the role's own state views (`renders`) as their sections take them."""
+    the role's own state views (`renders`) as their sections take them. `lines`: the
+    widgets a reply answers, numbered as shown (`keel.runtime.widgets.lines_note`)."""
     return TurnTexts(
-        current=current_text(brain, request),
+        current=current_text(brain, request, lines),
         time=time_text(request.now),
         identity=identity_text(request.conversation.bot),
         tenancy=tenancy_text(pins),

@@ -37,6 +37,8 @@ class TurnParts:
     history: tuple[Message, ...] = ()
     history_older: int = 0
     contexts: tuple[tuple[str, str], ...] = ()
+    # The widgets a reply answers, numbered as the person saw them, before its input.
+    lines: str = ""
 
 
 def inputs_of(parts: TurnParts) -> AssemblyInputs:
@@ -48,6 +50,7 @@ def inputs_of(parts: TurnParts) -> AssemblyInputs:
         parts.catalog,
         carries_contexts=parts.carries_contexts,
         renders=parts.renders,
+        lines=parts.lines,
     )
     return AssemblyInputs(
         current=texts.current,

@@ -47,6 +47,7 @@ from keel.brain.specs import (
     Skip,
     SqlFile,
     ViewRef,
+    WidgetSpec,
 )
 from keel.errors import ContentError
 
@@ -320,6 +321,7 @@ def _context(doc: Document, location: Location) -> ContextSpec:
             "chars": front.chars,
             "keep": front.keep,
             "code_timeout_ms": front.codeTimeoutMs,
+            "widget": _widget(front.widget),
         }
     return ContextSpec(
         id=location.id,
@@ -331,9 +333,17 @@ def _context(doc: Document, location: Location) -> ContextSpec:
     )
 
 
+def _widget(front: schema.WidgetFront | None) -> WidgetSpec | None:
+    if front is None:
+        return None
+    line = (front.line,) if isinstance(front.line, str) else tuple(front.line)
+    return WidgetSpec(view=front.view, line=line, title=front.title)
+
+
 # What `schema.ContextFront` takes as it is, checked without building the model: its keys,
-# and for each the exact types and bounds the model's own validators accept.
-_CONTEXT_KEYS = frozenset(schema.ContextFront.model_fields)
+# and for each the exact types and bounds the model's own validators accept. A widget is
+# a mapping checked against `data:`: the model always reads it.
+_CONTEXT_KEYS = frozenset(schema.ContextFront.model_fields) - {"widget"}
 _CONTEXT_NUMBERS = (
     ("chars", "chars", limits.CHARS),
     ("keep", "keep", limits.KEEP),

@@ -209,8 +209,8 @@ class ReachItem(Strict):
 
 # A list item is either a plain name or a mapping. Choosing the branch by the item's shape
 # makes pydantic report the problems of that branch only, not of both.
-NAME_TAG, ENTRY_TAG = "as-name", "as-mapping"
-UNION_TAGS = frozenset({NAME_TAG, ENTRY_TAG})
+NAME_TAG, ENTRY_TAG, LIST_TAG = "as-name", "as-mapping", "as-list"
+UNION_TAGS = frozenset({NAME_TAG, ENTRY_TAG, LIST_TAG})
 
 
 def _shape(value: Any) -> str:
@@ -231,6 +231,20 @@ DataValue = list[
 ]
 
 
+# A widget's line: one column's name, or a list of them.
+LineValue = Annotated[
+    Annotated[SqlName, Tag(NAME_TAG)]
+    | Annotated[list[SqlName], Field(min_length=1, max_length=8), Tag(LIST_TAG)],
+    Discriminator(lambda v: LIST_TAG if isinstance(v, list) else NAME_TAG),
+]
+
+
+class WidgetFront(Strict):
+    view: SqlName
+    line: LineValue
+    title: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+
+
 class ContextFront(Strict):
     description: Text | None = None
     entity: Text | None = None
@@ -239,6 +253,34 @@ class ContextFront(Strict):
     chars: Chars | None = None
     keep: Keep | None = None
     codeTimeoutMs: CodeTimeoutMs | None = None  # noqa: N815 - the file's own spelling
+    # After `entity` and `data`, which its check reads.
+    widget: WidgetFront | None = None
+
+    @field_validator("widget")
+    @classmethod
+    def _widget_shows_a_whole_view(
+        cls, value: WidgetFront | None, info: ValidationInfo
+    ) -> WidgetFront | None:
+        if value is None:
+            return None
+        if info.data.get("entity") is not None:
+            raise ValueError(
+                "a widget shows one list for every chat, and this context is keyed by an "
+                "entity — remove 'widget:', or give the list a context of its own with no "
+                "'entity:'"
+            )
+        whole = [
+            d if isinstance(d, str) else d.view
+            for d in info.data.get("data", [])
+            if isinstance(d, str) or d.by is None
+        ]
+        if value.view not in whole:
+            listed = ", ".join(whole) or "none"
+            raise ValueError(
+                f"widget view '{value.view}' is not one of this context's whole 'data:' "
+                f"views ({listed}) — add it to 'data:', or name one listed there"
+            )
+        return value
 
     @field_validator("when")
     @classmethod

@@ -35,6 +35,16 @@ class ViewRef:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WidgetSpec:
+    """`widget:` of a context: a chat message that shows one of its views as numbered
+    lines, each made of the `line` columns of a row, under `title`."""
+
+    view: str
+    line: tuple[str, ...]
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReachEntry:
     """One entry of a reach: a context, and the entity key it is about, if any."""
 
@@ -69,6 +79,7 @@ class ContextSpec:
     keep: int | None = None
     code_timeout_ms: int | None = None
     code_path: str | None = None
+    widget: WidgetSpec | None = None
 
     @property
     def keyed(self) -> bool:

@@ -98,6 +98,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "serve": ("serve_cmd", "Serve the HTTP API and the dashboard (http://HOST:PORT/)."),
     "state": ("state_cmds", "The brain's state database."),
+    "widget": (
+        "widget_cmds",
+        "A context's lines as a chat message, edited in place as they change.",
+    ),
 }
 
 

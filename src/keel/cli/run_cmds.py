@@ -406,6 +406,10 @@ def messages(
                 head.append(f" · thread {m.thread}")
             if m.pending_card:
                 head.append(" · card pending", style="yellow")
+            if m.widget:
+                head.append(f" · widget {m.widget}", style="cyan")
+            if m.edited_at is not None:
+                head.append(f" · edited {m.edited_at.isoformat(timespec='seconds')}")
             out.print(head)
             out.print(indented(m.text))
         if not sent:

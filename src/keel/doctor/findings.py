@@ -62,6 +62,7 @@ CHECKS: dict[str, tuple[Group, Level]] = {
     "state.pending": ("Feature contexts", "warn"),
     "state.refused": ("Feature contexts", "fail"),
     "view.by-column": ("Feature contexts", "fail"),
+    "view.widget-line": ("Feature contexts", "fail"),
     "view.unchecked": ("Feature contexts", "note"),
     "view.timeout": ("Feature contexts", "warn"),
     "view.slow": ("Feature contexts", "warn"),

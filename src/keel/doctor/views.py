@@ -1,5 +1,5 @@
-"""Views a context carries: shared, missing, a `by` column the view lacks, a key that never
-comes, and each view a turn reads that is too slow to read.
+"""Views a context carries: shared, missing, a `by` column the view lacks, a widget's `line`
+column it lacks, a key that never comes, and each view a turn reads that is too slow to read.
 
 The name checks need the database's schema; without one, a single note says they did not
 look and why, rather than passing in silence. With a connection as well, each view a turn
@@ -18,6 +18,7 @@ from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import ContextSpec, ViewRef, WhenWord
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope, is_view, is_word, maybe, quoted
+from keel.state.schema import Schema
 from keel.state.scripts import views_defined
 from keel.state.views import timed_read, too_slow
 
@@ -86,6 +87,29 @@ def _against_schema(scope: Scope) -> Iterator[Finding]:
                     file=context.path,
                     line=line,
                 )
+    yield from _widget_lines(scope, schema)
+
+
+def _widget_lines(scope: Scope, schema: Schema) -> Iterator[Finding]:
+    """A widget's `line` columns its view lacks: every refresh would leave it as it was."""
+    for ident in sorted(scope.brain.contexts):
+        context = scope.brain.contexts[ident]
+        widget = context.widget
+        if widget is None or not schema.has(widget.view):
+            continue  # no widget, or its view is missing (view.missing says so)
+        columns = schema.columns(widget.view)
+        for column in widget.line:
+            if column in columns:
+                continue
+            yield found(
+                "view.widget-line",
+                f"context '{ident}'",
+                f"'{ident}' makes its widget's lines of column '{column}', which view "
+                f"'{widget.view}' lacks{maybe(column, columns)} — its columns are "
+                f"{', '.join(columns)}; name them in the widget's `line:`",
+                file=context.path,
+                line=scope.lines.key(context.path, "widget", "line"),
+            )
 
 
 def _missing_fix(view: str, defined: Mapping[str, str]) -> str:

@@ -312,7 +312,7 @@ def _reply_links(
         if origin.message_id not in request.reply_to:
             continue
         too_old = retention > 0 and request.now - origin.sent_at > timedelta(days=retention)
-        if too_old and not origin.pending_card:
+        if too_old and not origin.pending_card and origin.widget is None:
             log.append(f"reply to {origin.message_id}: older than {retention} days, links nothing")
             continue
         if origin.feature is None:

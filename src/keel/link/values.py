@@ -214,6 +214,8 @@ class Origin:
     run: str | None = None
     reach: tuple[ReachEntry, ...] = ()
     pending_card: bool = False
+    # The context whose lines the message shows: a widget, kept at any age.
+    widget: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,8 @@ and the tool registry, and offers what a caller does with a brain:
         answer = engine.turn(bot="nova", chat="tg:chat:...", text="hi", model=model)
         answer = await engine.aturn(bot=..., chat=..., text=..., model=async_model)
         engine.send(conversation, "Tonight: Whiplash", run=run, about_entity="tt2582802")
+        engine.show_widget(conversation, "shopping")      # a list kept up to date in place
+        engine.refresh_widgets()                          # ... edited where its lines changed
         engine.bind(context="ticket", entity="T-481", chat="tg:chat:-100...")
         engine.open(request, "policy")                    # context_open, as the agent would
         report = engine.doctor()
@@ -72,6 +74,7 @@ from keel.runtime.answer import Answer, answer_of, turn_request
 from keel.runtime.cards import answer_reply
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, arun_turn, run_turn
 from keel.runtime.models import AsyncModelClient, ModelClient
+from keel.runtime.widgets import WidgetEdit, refresh_widgets, show_widget
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.store.journal_values import TurnJournal
@@ -330,6 +333,29 @@ class Engine:
         with self.store.transaction() as tx:
             record_send(tx, self.brain, origin, text)
         return origin
+
+    def show_widget(
+        self,
+        conversation: Conversation,
+        context: str,
+        *,
+        message_id: str | None = None,
+        at: datetime | None = None,
+    ) -> tuple[Origin, str]:
+        """Send `context`'s widget — its view's rows as numbered lines — to the room:
+        the message's origin and text (`keel.runtime.widgets`)."""
+        return show_widget(
+            self.brain,
+            self.store,
+            conversation,
+            context,
+            message_id=message_id or uuid.uuid4().hex,
+            at=at or datetime.now(UTC),
+        )
+
+    def refresh_widgets(self, *, at: datetime | None = None) -> tuple[WidgetEdit, ...]:
+        """Re-read every live widget's lines; record an edit of each that changed."""
+        return refresh_widgets(self.brain, self.store, at or datetime.now(UTC))
 
     def bind(
         self,

@@ -267,6 +267,8 @@ def sent_messages(
             _ORIGINS.c.feature,
             _ORIGINS.c.run,
             _ORIGINS.c.pending_card,
+            _ORIGINS.c.widget,
+            _MESSAGES.c.edited_at,
             _MESSAGES.c.delivery,
             _MESSAGES.c.delivery_reason,
             _MESSAGES.c.attempts,
@@ -299,6 +301,8 @@ def sent_messages(
             run=r.run,
             reach=reaches.get(r.origin_id, ()),
             pending_card=bool(r.pending_card),
+            widget=r.widget,
+            edited_at=r.edited_at,
             delivery=_delivery(r),
         )
         for r in rows

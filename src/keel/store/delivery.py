@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, or_, select, update
+from sqlalchemy import ColumnElement, Connection, and_, or_, select, update
 
 from keel.errors import StoreError
 from keel.store import schema
@@ -31,6 +31,7 @@ ATTACHMENT_KINDS: tuple[AttachmentKind, ...] = ("document", "voice")
 DELIVERY_STATES: tuple[DeliveryState, ...] = ("pending", "delivered", "failed")
 
 _MESSAGES = schema.messages
+_ORIGINS = schema.origins
 _UPDATES = schema.updates
 
 
@@ -73,6 +74,10 @@ class Outgoing:
     reply_to: str | None = None
     connection: str | None = None
     attachment: Attachment | None = None
+    # Set on a message delivered before and edited since: the surface edits that message.
+    surface_message_id: str | None = None
+    # The context whose lines the message shows (a widget): Keel's words, not Markdown.
+    widget: str | None = None
 
 
 def delivery_state(value: str | None, where: str) -> DeliveryState | None:
@@ -94,8 +99,14 @@ def outbox(
     """The bot's pending messages in chats whose id starts with `chat_prefix`, oldest
     first, but those another process is sending (`take`) until its lease ends."""
     escaped = chat_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    origin = and_(
+        _ORIGINS.c.bot == _MESSAGES.c.bot,
+        _ORIGINS.c.chat == _MESSAGES.c.chat,
+        _ORIGINS.c.message_id == _MESSAGES.c.message_id,
+    )
     rows = conn.execute(
-        select(_MESSAGES)
+        select(_MESSAGES, _ORIGINS.c.widget)
+        .select_from(_MESSAGES.outerjoin(_ORIGINS, origin))
         .where(
             _MESSAGES.c.delivery == "pending",
             _MESSAGES.c.bot == bot,
@@ -117,6 +128,8 @@ def outbox(
             reply_to=row.surface_reply_to,
             connection=row.surface_connection,
             attachment=_attachment(row.attachment, row.attachment_path),
+            surface_message_id=row.surface_message_id,
+            widget=row.widget,
         )
         for row in rows
     )

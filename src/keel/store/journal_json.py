@@ -339,6 +339,8 @@ def _stored_json(stored: Stored) -> dict[str, Any]:
                 "run": o.run,
                 "reach": [_entry_json(e) for e in o.reach],
                 "pending_card": o.pending_card,
+                # Only a widget's: a journal of any other turn reads as before.
+                **({"widget": o.widget} if o.widget is not None else {}),
             }
             for o in stored.origins
         ],
@@ -374,6 +376,7 @@ def _stored(data: Mapping[str, Any]) -> Stored:
                 run=o["run"],
                 reach=tuple(_entry(e) for e in o["reach"]),
                 pending_card=bool(o["pending_card"]),
+                widget=o.get("widget"),
             )
             for o in data["origins"]
         ),

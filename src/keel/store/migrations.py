@@ -380,6 +380,21 @@ def _keel_attachments(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE keel_messages ADD COLUMN attachment_path VARCHAR"))
 
 
+def _keel_widgets(conn: Connection) -> None:
+    """Widgets: an origin names the context whose lines its message shows (indexed: the
+    live widgets are read on every delivery pass), and a message records when Keel last
+    edited its text."""
+    postgres = conn.dialect.name == "postgresql"
+    conn.execute(text("ALTER TABLE keel_origins ADD COLUMN widget VARCHAR"))
+    moment = "TIMESTAMP WITH TIME ZONE" if postgres else "DATETIME"
+    conn.execute(text(f"ALTER TABLE keel_messages ADD COLUMN edited_at {moment}"))
+    m = MetaData(naming_convention=schema.NAMING)
+    origins = Table(
+        "keel_origins", m, Column("id", BigId, primary_key=True), Column("widget", String)
+    )
+    Index(None, origins.c.widget).create(conn)
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -392,6 +407,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0009_keel_delivery", _keel_delivery),
     ("0010_keel_topics", _keel_topics),
     ("0011_keel_attachments", _keel_attachments),
+    ("0012_keel_widgets", _keel_widgets),
 )
 
 

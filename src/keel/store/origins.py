@@ -5,8 +5,9 @@ messages a turn replies to stays one index probe per id however many rows there 
 its reach entries are rows of a child table, in order. Recording a message again replaces
 its origin and its whole reach.
 
-Pruning keeps HITL cards that still wait for an answer at any age: a reply to one is always
-routed to the card.
+Pruning keeps HITL cards that still wait for an answer at any age — a reply to one is always
+routed to the card — and widgets (a message showing a context's lines): a reply to one
+always reads as its lines.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _record(dialect: str) -> Insert:
         dialect,
         _ORIGINS,
         keys=("bot", "chat", "message_id"),
-        update=("thread", "feature", "run", "sent_at", "pending_card"),
+        update=("thread", "feature", "run", "sent_at", "pending_card", "widget"),
     )
     return stmt.returning(_ORIGINS.c.id)
 
@@ -80,6 +81,7 @@ def record_origin(conn: Connection, origin: Origin) -> None:
         "run": origin.run,
         "sent_at": utc(origin.sent_at, f"the sent_at of message {origin.message_id!r}"),
         "pending_card": origin.pending_card,
+        "widget": origin.widget,
     }
     reach = [
         {
@@ -134,6 +136,7 @@ def _origin(group: Sequence[Row[tuple[object, ...]]]) -> Origin:
         run=first.run,
         reach=reach,
         pending_card=bool(first.pending_card),
+        widget=first.widget,
     )
 
 
@@ -144,10 +147,12 @@ def resolve_card(conn: Connection, bot: str, chat: str, message_id: str) -> bool
 
 
 def prune_origins(conn: Connection, older_than: datetime) -> int:
-    """Delete origins sent before `older_than`, except pending cards; return how many."""
+    """Delete origins sent before `older_than`, except pending cards and widgets; return
+    how many."""
     old = select(_ORIGINS.c.id).where(
         _ORIGINS.c.sent_at < utc(older_than, "older_than"),
         _ORIGINS.c.pending_card.is_(False),
+        _ORIGINS.c.widget.is_(None),
     )
     # The reach goes first and explicitly: SQLite enforces the cascade only on connections
     # that switched foreign keys on, and the engine is the caller's.

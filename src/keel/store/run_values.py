@@ -144,6 +144,10 @@ class SentMessage:
     pending_card: bool = False
     # None: a message recorded before deliveries were (no surface was asked to send it).
     delivery: Delivery | None = None
+    # The context whose lines the message shows (a live widget), and when Keel last
+    # edited its text.
+    widget: str | None = None
+    edited_at: datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The shape `keel messages --json` prints for one message."""
@@ -159,7 +163,9 @@ class SentMessage:
                 "run": self.run,
                 "reach": [{"context": r.context, "entity": r.entity} for r in self.reach],
                 "pending_card": self.pending_card,
+                "widget": self.widget,
             },
+            "edited_at": None if self.edited_at is None else self.edited_at.isoformat(),
             "delivery": None if self.delivery is None else self.delivery.to_json(),
             "surface_message_id": (
                 None if self.delivery is None else self.delivery.surface_message_id

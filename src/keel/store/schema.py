@@ -60,8 +60,12 @@ origins = Table(
     Column("run", String, nullable=True),
     Column("sent_at", UTCDateTime, nullable=False),
     Column("pending_card", Boolean, nullable=False),
+    # The context whose lines the message shows (a widget, kept at any age and edited as
+    # its lines change); None for every other message. Added by 0012.
+    Column("widget", String, nullable=True),
     Index(None, "bot", "chat", "message_id", unique=True),
     Index(None, "sent_at"),
+    Index(None, "widget"),
 )
 
 origin_reach = Table(
@@ -151,6 +155,9 @@ messages = Table(
     # path inside the brain's files/ folder; the message's text is its caption.
     Column("attachment", String, nullable=True),
     Column("attachment_path", String, nullable=True),
+    # When Keel last changed the text of a message already recorded (a widget's lines);
+    # a delivered message edited goes back to 'pending', and the surface edits it in place.
+    Column("edited_at", UTCDateTime, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.

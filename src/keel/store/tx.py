@@ -40,6 +40,7 @@ from keel.store import runs as _runs
 from keel.store import sessions as _sessions
 from keel.store import topics as _topics
 from keel.store import turns as _turns
+from keel.store import widgets as _widgets
 from keel.store.delivery import Attachment, Outgoing
 from keel.store.journal_values import TurnJournal
 from keel.store.ledger import LedgerEntry
@@ -58,6 +59,7 @@ from keel.store.run_values import (
 from keel.store.sql import failing_as
 from keel.store.topics import Topic
 from keel.store.turn_io import HISTORY_READ, TurnRecords, TurnState
+from keel.store.widgets import LiveWidget
 
 
 class Tx:
@@ -529,6 +531,27 @@ class Tx:
         """The stable id of a conversation's turn, or None."""
         with self._doing(f"find turn {turn} of {conversation.chat}") as conn:
             return _cards.journal_id(conn, conversation, turn)
+
+    # Widgets
+
+    def live_widgets(self) -> tuple[LiveWidget, ...]:
+        """Every live widget's message (one per context and room), oldest first."""
+        with self._doing("read the live widgets") as conn:
+            return _widgets.live_widgets(conn)
+
+    def retire_widgets(
+        self, *, bot: str, chat: str, thread: str | None, context: str, keep: str
+    ) -> int:
+        """Make the room's earlier widgets of `context` (all but message `keep`) ordinary."""
+        with self._doing(f"retire the earlier {context} widgets in {chat}") as conn:
+            return _widgets.retire_widgets(
+                conn, bot=bot, chat=chat, thread=thread, context=context, keep=keep
+            )
+
+    def edit_message(self, row: int, text: str, at: datetime) -> bool:
+        """Change a recorded message's text (a delivered one goes out again as an edit)."""
+        with self._doing(f"edit message row {row}") as conn:
+            return _widgets.edit_message(conn, row, text, at)
 
     # Delivery on a chat surface
 

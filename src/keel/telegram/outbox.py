@@ -6,9 +6,11 @@ when it has one, and marked delivered with Telegram's message id. A message's Ma
 goes as plain text plus entities, never a parse mode (`keel.telegram.formatting`), so
 nothing a model writes (a stray `*` or `_`) can make Telegram refuse it; should Telegram
 still refuse the entities of a part, that part goes again as plain text at once. An
-approval card and Keel's command answers are not Markdown and go plain. Text over
+approval card, a widget and Keel's command answers are not Markdown and go plain. Text over
 Telegram's 4,096 UTF-16 units goes as several messages, cut at paragraph, then line,
-then word boundaries, and the first one's id is the one kept.
+then word boundaries, and the first one's id is the one kept. A message delivered before
+and edited since (a widget whose lines changed) is edited in place with editMessageText,
+under the same rules for waiting and failing.
 
 A 429 waits the `retry_after` Telegram names; a network or server error waits longer each
 time (`backoff`, doubled); each counts as an attempt, and after `MAX_ATTEMPTS` the
@@ -264,6 +266,12 @@ class Outbox:
         if isinstance(target, str):
             await self._failed(out, target, final=True)
             return False
+        if out.surface_message_id is not None and _is_int(out.surface_message_id):
+            return await self._edit(out, target, int(out.surface_message_id))
+        return await self._send_all(out, target, card=card)
+
+    async def _send_all(self, out: Outgoing, target: Target, *, card: bool) -> bool:
+        """Send every part of `out`, the first as the reply; True once all went."""
         attempts = out.attempts
         first: int | None = None
         prepared = self._prepared(out, card=card)
@@ -301,9 +309,11 @@ class Outbox:
 
     def _prepared(self, out: Outgoing, *, card: bool) -> tuple[list[Part], Path | None] | str:
         """The parts a message goes in, and the file it sends; or why it cannot go."""
-        # A card is Keel's text around a tool's arguments: shown as written, never Markdown.
+        # A card is Keel's text around a tool's arguments, a widget its lines of a view's
+        # values: each shown as written, never Markdown.
         if out.attachment is None:
-            return (plain(out.text) if card else formatted(out.text)), None
+            as_written = card or out.widget is not None
+            return (plain(out.text) if as_written else formatted(out.text)), None
         # A file goes in one call, its caption as written.
         found = self._file(out.attachment)
         return found if isinstance(found, str) else (plain(out.text)[:1], found)
@@ -354,6 +364,35 @@ class Outbox:
         else:
             sent = await self._client.send_document(document=upload, **where)
         return sent.message_id
+
+    async def _edit(self, out: Outgoing, target: Target, surface_id: int) -> bool:
+        """Edit a message delivered before to its new text (a widget's lines), as plain
+        text: its words are the view's values, not Markdown. Telegram's "message is not
+        modified" means it already shows that text: delivered."""
+        attempts = out.attempts
+        while True:
+            try:
+                await self._client.edit_message_text(
+                    chat_id=target.chat_id,
+                    message_id=surface_id,
+                    text=plain(out.text)[0].text,
+                    business_connection_id=target.connection,
+                    parse_mode=None,
+                )
+            except TelegramAPIError as exc:
+                if isinstance(exc, TelegramBadRequest) and "not modified" in exc.message.casefold():
+                    break
+                reason, wait, final = self._verdict(exc, attempts - out.attempts)
+            else:
+                break
+            attempts += 1
+            final = final or attempts >= MAX_ATTEMPTS
+            await self._failed(out, reason, final=final, wait=wait)
+            if final:
+                return False
+            await self._sleep(wait)
+        await asyncio.to_thread(self._delivered, out, str(surface_id))
+        return True
 
     async def send_now(self, target: Target, text: str) -> int | None:
         """Send a message that is not recorded (a command's answer), once; Telegram's id,

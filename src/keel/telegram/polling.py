@@ -167,8 +167,14 @@ class Adapter:
             if until_idle and not updates:
                 return tally
 
+    async def deliver(self) -> tuple[int, int]:
+        """Refresh the live widgets (an edit for each whose lines changed), then deliver
+        the outbox; (delivered, failed)."""
+        await asyncio.to_thread(self._engine.refresh_widgets)
+        return await self.outbox.deliver_all()
+
     async def _deliver(self, tally: Tally) -> None:
-        delivered, failed = await self.outbox.deliver_all()
+        delivered, failed = await self.deliver()
         tally.delivered += delivered
         tally.failed += failed
 

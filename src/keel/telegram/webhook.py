@@ -78,7 +78,7 @@ class Webhooks:
         try:
             adapter = Adapter(self._engine, self._model, bot_client, bot=bot)
             done = await adapter.handle_update(update)
-            delivered, failed = await adapter.outbox.deliver_all()
+            delivered, failed = await adapter.deliver()
         finally:
             await bot_client.session.close()
         return 200, {

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from keel.assemble.assembler import AssemblyInputs
 from keel.assemble.turn_input import TurnParts, assemble_parts, inputs_of
 from keel.assemble.values import Assembly, ToolSpec
+from keel.assemble.widgets import lines_note
 from keel.brain.knobs import TurnSettings, turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
@@ -62,6 +63,7 @@ def turn_parts(
         history=prepared.history,
         history_older=prepared.history_older,
         contexts=(*blocks, *stubs),
+        lines=lines_note(prepared.replied_lines),
     )
 
 

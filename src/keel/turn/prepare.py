@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from keel.assemble.values import Assembly, Message
+from keel.assemble.widgets import replied_lines as replied_lines_of
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.budget.blocks import fit_blocks
@@ -156,6 +157,10 @@ def prepare_in(
         session=in_session.id if in_session is not None else None,
     )
     stored = state.stored
+    # A reply to a widget reads its lines as the person saw them (one more read, only then).
+    replied_lines: tuple[tuple[str, str], ...] = ()
+    if any(o.widget is not None for o in stored.origins):
+        replied_lines = replied_lines_of(stored.origins, tx.replied(conversation, request.reply_to))
     # 2. link
     result = link_turn(brain, request, stored, resolved)
     if not dry_run:
@@ -197,6 +202,7 @@ def prepare_in(
         history=state.history,
         history_older=state.older,
         session_text=session_text,
+        replied_lines=replied_lines,
         session_held=session_held,
         dry_run=dry_run,
     )

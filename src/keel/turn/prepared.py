@@ -45,6 +45,8 @@ class PreparedTurn:
     history_older: int = 0
     # For a CLI agent's session: what this turn sends of its contexts (None: everything).
     session_text: str | None = None
+    # The widgets the turn replies to, as (context, text as last shown).
+    replied_lines: tuple[tuple[str, str], ...] = ()
     # The stubbed contexts that session holds as sent: they stand, so no stub line says
     # otherwise (the ledger still records them stubbed).
     session_held: frozenset[tuple[str, str | None]] = frozenset()

@@ -20,7 +20,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from keel import __version__
-from keel.web import api, api_runs, errors, forms, pages
+from keel.web import api, api_runs, api_widgets, errors, forms, pages
 from keel.web.auth import TokenGate
 from keel.web.errors import KeelJSON
 from keel.web.intake import BodyLimit
@@ -102,6 +102,7 @@ def create_app(svc: Service) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(api_runs.router)
+    app.include_router(api_widgets.router)
     app.include_router(forms.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=pages.HERE / "static"), name="static")

@@ -208,6 +208,23 @@ class SendBody(Body):
     at: Moment | None = None
 
 
+class WidgetBody(Body):
+    """`POST /v1/widgets`: show `context`'s widget in a chat (its lines, numbered)."""
+
+    context: Name
+    bot: Name
+    chat: Name
+    thread: Name | None = None
+    message_id: Name | None = None
+    at: Moment | None = None
+
+
+class RefreshBody(Body):
+    """`POST /v1/widgets/refresh`: re-read every live widget's lines (as of `at`)."""
+
+    at: Moment | None = None
+
+
 class BindBody(Body):
     """`POST /v1/bind`: `context_bind`, as the role answering in the chat (or `role`)."""
 

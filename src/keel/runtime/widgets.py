@@ -1,0 +1,159 @@
+"""Widgets: a chat message that shows a context's lines, kept up to date in place.
+
+A context declares one in its frontmatter (`widget: {view, line, title}`). Showing it
+(`show_widget`) reads the view as a turn in that room would (the room's tenant applies),
+writes one numbered line per row — the `line` columns' values, empty ones left out —
+under the title, and records the message with its origin: the context's feature, the
+context as its reach, and the widget's mark. That mark keeps the origin at any age, and
+makes a reply to the message carry the lines, numbered as shown (`replied_lines`), so
+"2 done" names a row. Showing the list again in the same room retires the earlier
+message: one live widget per context and room.
+
+`refresh_widgets` reads every live widget's view again and records an edit of each
+whose lines changed; a surface then edits the message it delivered (Telegram:
+editMessageText), and `keel messages` shows the new text, marked edited. Keel does not
+write state itself — the brain's app does, or a person with `keel state apply` — so the
+surfaces refresh on every delivery pass, and a caller may refresh at any time (`keel
+widget refresh`, `POST /v1/widgets/refresh`). A view that cannot be read leaves the
+message as it was, and says so in the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from keel.assemble.widgets import MAX_LINES, widget_text
+from keel.brain.snapshot import Brain
+from keel.brain.specs import ContextSpec, ReachEntry, ViewRef, WidgetSpec
+from keel.budget.rows import ViewRows
+from keel.errors import Refused, UsageError
+from keel.link.bindings import effective_bindings, pins_of, tenant_of
+from keel.link.values import Conversation, Origin
+from keel.log import logger, shown
+from keel.state.views import read_view
+from keel.store import Tx
+from keel.store.store import Store
+from keel.tools.send import record_send
+
+log = logger("widgets")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WidgetEdit:
+    """A live widget whose lines changed, and the text it shows now."""
+
+    bot: str
+    chat: str
+    thread: str | None
+    message_id: str
+    context: str
+    text: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "bot": self.bot,
+            "chat": self.chat,
+            "thread": self.thread,
+            "message_id": self.message_id,
+            "context": self.context,
+            "text": self.text,
+        }
+
+
+def show_widget(
+    brain: Brain,
+    store: Store,
+    conversation: Conversation,
+    context_id: str,
+    *,
+    message_id: str,
+    at: datetime,
+) -> tuple[Origin, str]:
+    """Send `context_id`'s widget to the room: record the message and its origin, retire
+    the room's earlier one; the origin and the text. `UsageError` for a context with no
+    widget, `Refused` for a message id already used in the chat."""
+    context, widget = _declared(brain, context_id)
+    with store.transaction() as tx:
+        text = widget_text(context, widget, _rows(brain, tx, conversation, widget))
+        origin = Origin(
+            bot=conversation.bot,
+            chat=conversation.chat,
+            thread=conversation.thread,
+            message_id=message_id,
+            sent_at=at,
+            feature=context.feature,
+            reach=(ReachEntry(context=context.id),),
+            widget=context.id,
+        )
+        record_send(tx, brain, origin, text)
+        tx.retire_widgets(
+            bot=conversation.bot,
+            chat=conversation.chat,
+            thread=conversation.thread,
+            context=context.id,
+            keep=message_id,
+        )
+    return origin, text
+
+
+def refresh_widgets(brain: Brain, store: Store, at: datetime) -> tuple[WidgetEdit, ...]:
+    """Read every live widget's lines again and record an edit of each that changed."""
+    edits: list[WidgetEdit] = []
+    with store.transaction() as tx:
+        for live in tx.live_widgets():
+            room = Conversation(bot=live.bot, chat=live.chat, thread=live.thread)
+            found = brain.contexts.get(live.context)
+            if found is None or found.widget is None:
+                continue  # its file failed or no longer declares one: left as last shown
+            try:
+                text = widget_text(found, found.widget, _rows(brain, tx, room, found.widget))
+            except (UsageError, Refused) as exc:
+                log.warning(
+                    "widget %s in %s left as it was: %s", live.message_id, shown(live.chat), exc
+                )
+                continue
+            if text == live.text:
+                continue
+            tx.edit_message(live.row, text, at)
+            edits.append(
+                WidgetEdit(
+                    bot=live.bot,
+                    chat=live.chat,
+                    thread=live.thread,
+                    message_id=live.message_id,
+                    context=live.context,
+                    text=text,
+                )
+            )
+    return tuple(edits)
+
+
+def _declared(brain: Brain, context_id: str) -> tuple[ContextSpec, WidgetSpec]:
+    context = brain.contexts.get(context_id)
+    with_widgets = sorted(c.id for c in brain.contexts.values() if c.widget is not None)
+    listed = ", ".join(with_widgets) or "none"
+    if context is None:
+        raise UsageError(
+            f"no context {context_id!r} in this brain (contexts with a widget: {listed})"
+        )
+    if context.widget is None:
+        raise UsageError(
+            f"{context.path}: context {context_id!r} declares no widget — add "
+            f"'widget: {{view: <view>, line: <column>}}' to its frontmatter "
+            f"(contexts with a widget: {listed})"
+        )
+    return context, context.widget
+
+
+def _rows(brain: Brain, tx: Tx, room: Conversation, widget: WidgetSpec) -> ViewRows:
+    """The widget's view as a turn in `room` reads it: its tenant's rows only."""
+    pins = pins_of(brain, effective_bindings(brain, room, tx.bindings_here(room)))
+    return read_view(
+        tx.connection,
+        ViewRef(view=widget.view),
+        None,
+        limit=MAX_LINES,
+        timeout_ms=brain.manifest.state_read_timeout_ms,
+        tenant=tenant_of(brain, pins),
+    )
