@@ -34,6 +34,27 @@ def test_a_skill_linked_from_inside_the_repository_is_imported_under_its_link(
     assert "Run turbo build" in load_brain(brain).contexts["claude-skill-turborepo"].instructions
 
 
+def test_a_visible_folder_linked_into_a_rules_folder_is_imported_under_its_link(
+    repo: WriteTree, brain: Path
+) -> None:
+    # `shared-rules/` is walked first (at the root, where no tool reads rules); the link
+    # into .cursor/rules/ still brings its rules, and a link to the root is no way round.
+    source = repo({"shared-rules/shared.mdc": "---\nalwaysApply: true\n---\nShared.\n"})
+    (source / ".cursor/rules").mkdir(parents=True)
+    (source / ".cursor/rules/linked").symlink_to("../../shared-rules")
+    (source / ".cursor/rules/everything").symlink_to("../..")
+    (source / "skills/turborepo").mkdir(parents=True)
+    (source / "skills/turborepo/SKILL.md").write_text(SKILL, encoding="utf-8")
+    (source / ".claude/skills").mkdir(parents=True)
+    (source / ".claude/skills/turborepo").symlink_to("../../skills/turborepo")
+    report = import_rules(source, brain)
+    seen = {s.path: (s.fate, s.context) for s in report.seen}
+    assert seen == {
+        ".cursor/rules/linked/shared.mdc": ("imported", "cursor-linked-shared"),
+        ".claude/skills/turborepo/SKILL.md": ("imported", "claude-skill-turborepo"),
+    }
+
+
 def test_a_rules_folder_linked_out_of_the_repository_is_said_and_not_read(
     tmp_path: Path, repo: WriteTree, brain: Path
 ) -> None:

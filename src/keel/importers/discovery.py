@@ -164,15 +164,18 @@ def _walk(root: Path, skip: Path | None) -> tuple[list[str], list[Notice]]:
 
     A symbolic link to a folder is followed when the folder lies inside `root` (a skill
     kept once and linked into `.claude/skills/`), and each real folder is walked once, so a
-    loop ends. A link out of `root` is never followed; when it stands where a tool reads
-    rules, that is said, since what it holds would otherwise vanish without a word.
+    loop ends. A folder already walked where no tool reads rules (`shared-rules/`) and
+    linked from where one does (`.cursor/rules/shared`) is listed again under the link, or
+    its rules would vanish without a word. A link out of `root` is never followed; when it
+    stands where a tool reads rules, that is said.
     """
     found: list[str] = []
     notices: list[Notice] = []
     # os.path.realpath, not Path.resolve: a link that loops must not stop the walk.
     top = os.path.realpath(root)
     skipped = os.path.realpath(skip) if skip is not None else None
-    seen = {top}
+    first: dict[str, str] = {top: ""}  # each real folder walked, by its first path
+    again: list[tuple[str, str]] = []  # (a link's path, the real folder walked elsewhere)
     for folder, dirs, files in os.walk(root, followlinks=True):
         here = Path(folder)
         rel = here.relative_to(root).as_posix()
@@ -181,18 +184,33 @@ def _walk(root: Path, skip: Path | None) -> tuple[list[str], list[Notice]]:
             if name in SKIPPED_DIRS or (name.startswith(".") and name not in RULE_DIRS):
                 continue
             real = os.path.realpath(here / name)
-            if real == skipped or real in seen:
-                continue
             path = name if rel == "." else f"{rel}/{name}"
+            if real == skipped:
+                continue
+            if real in first:
+                # Not a link to a folder around itself (the root, an ancestor): a loop.
+                around = real == top or path.startswith(first[real] + "/")
+                if not around and _rule_place(path) and not _rule_place(first[real]):
+                    again.append((path, real))
+                continue
             if (here / name).is_symlink() and os.path.commonpath([top, real]) != top:
-                if _kind(f"{path}/x.md") is not None:
+                if _rule_place(path):
                     notices.append(Notice(path=path, message=_LINK_OUT))
                 continue
-            seen.add(real)
+            first[real] = path
             kept.append(name)
         dirs[:] = kept
         found.extend(name if rel == "." else f"{rel}/{name}" for name in files)
+    walked = list(found)
+    for link, real in again:
+        under = first[real] + "/"
+        found.extend(link + "/" + p.removeprefix(under) for p in walked if p.startswith(under))
     return sorted(found), notices
+
+
+def _rule_place(folder: str) -> bool:
+    """Whether a tool reads rules from files in this folder."""
+    return _kind(f"{folder}/x.md") is not None
 
 
 def _links(root: Path, paths: list[str]) -> dict[str, str]:
