@@ -368,25 +368,32 @@ def test_a_large_rule_gets_chars_to_fit_and_a_warning(repo: WriteTree, brain: Pa
     assert rule.chars == -(-(needed + needed // 10) // 100) * 100
     assert [str(w) for w in report.warnings] == [
         f"CLAUDE.md: {needed:,} characters once rendered, over half of contexts.turnChars "
-        "(12,000) — it crowds out other contexts; consider splitting it"
+        "(12,000) — it crowds out other contexts; re-run with --role ROLE, which sizes the "
+        "role, or consider splitting it"
     ]
 
 
-def test_a_rule_larger_than_a_turn_is_capped_and_told_to_split(
+def test_a_rule_larger_than_a_turn_keeps_its_size_and_is_told_how_to_fit(
     repo: WriteTree, brain: Path
 ) -> None:
     text = "Fixture rule text. " * 700
-    report = run(repo({"CLAUDE.md": text}), brain)
+    source = repo({"CLAUDE.md": text})
+    report = run(source, brain)
     (rule,) = report.rules
     needed = rendered("claude-md", text.strip(), 10**9)
     assert needed is not None
     assert needed > 12000
-    assert rule.chars == 12000
+    whole = -(-(needed + needed // 10) // 100) * 100
+    assert rule.chars == whole, "whole, as the tools load it: never cut to the brain's turnChars"
     assert [str(w) for w in report.warnings] == [
         f"CLAUDE.md: {needed:,} characters once rendered, more than a turn's contexts may use "
-        "together (contexts.turnChars 12,000): it is stubbed on every turn — split it into "
-        "smaller rules"
+        "together (contexts.turnChars 12,000): a role that admits it stubs it on every turn "
+        "unless its turnChars has room — re-run with --role ROLE, which sizes the role, or "
+        "split it into smaller rules"
     ]
+    # A re-run with --role and one without keep the size the rule has.
+    assert run(source, brain, role="coder").rules[0].chars == whole
+    assert run(source, brain).rules[0].chars == whole
 
 
 def test_more_always_on_rules_than_a_turn_carries_are_warned_about(shop: Path, brain: Path) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from keel.brain.files import Location, location_of, parse_file
+from keel.brain.limits import CHARS
 from keel.brain.reading import size_limit
 from keel.brain.specs import WhenWord
 from keel.budget import render_block
@@ -74,26 +75,29 @@ def block_chars(context: str, instructions: str) -> int:
 
 
 def context_chars(
-    source: str, ident: str, body: str, turn_chars: int
+    source: str, ident: str, body: str, turn_chars: int | None
 ) -> tuple[int, tuple[Notice, ...]]:
-    """The context's `chars`: its rendered block and a tenth, in hundreds, within
-    `turn_chars`; and a warning for the source when it is large for a turn."""
+    """The context's `chars`: its rendered block and a tenth, in hundreds — whole, however
+    long, as the tools load it; and a warning for the source when it is large for a turn
+    of `turn_chars` (None: the role is sized for it, `keel import --role`)."""
     needed = block_chars(ident, body)
-    chars = -(-(needed + max(100, needed // 10)) // 100) * 100
+    chars = min(-(-(needed + max(100, needed // 10)) // 100) * 100, CHARS.high)
+    if turn_chars is None or needed <= turn_chars // 2:
+        return chars, ()
     if needed > turn_chars:
         why = (
             f"{needed:,} characters once rendered, more than a turn's contexts may use "
-            f"together (contexts.turnChars {turn_chars:,}): it is stubbed on every turn — "
-            "split it into smaller rules"
+            f"together (contexts.turnChars {turn_chars:,}): a role that admits it stubs it on "
+            "every turn unless its turnChars has room — re-run with --role ROLE, which sizes "
+            "the role, or split it into smaller rules"
         )
-        return turn_chars, (Notice(path=source, message=why),)
-    if needed > turn_chars // 2:
+    else:
         why = (
             f"{needed:,} characters once rendered, over half of contexts.turnChars "
-            f"({turn_chars:,}) — it crowds out other contexts; consider splitting it"
+            f"({turn_chars:,}) — it crowds out other contexts; re-run with --role ROLE, which "
+            "sizes the role, or consider splitting it"
         )
-        return min(chars, turn_chars), (Notice(path=source, message=why),)
-    return min(chars, turn_chars), ()
+    return chars, (Notice(path=source, message=why),)
 
 
 def instructions(rule: Rule, ids: Mapping[str, str]) -> str:

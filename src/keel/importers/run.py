@@ -30,7 +30,6 @@ from keel.brain import load_brain
 from keel.brain.constitution import DEFAULT_MAX_ACTIVE, DEFAULT_TURN_CHARS
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import SectionBudgets, model_limits
-from keel.brain.limits import CHARS
 from keel.brain.specs import WhenWord
 from keel.doctor.room import role_room
 from keel.doctor.scope import Lines
@@ -217,10 +216,10 @@ class _Import:
             if rule.source not in placed:
                 keep.update(p for p, s in self.files.owned.items() if s == rule.source)
         imported: list[ImportedRule] = []
-        # A role given is sized for the rules (`_role`): a rule keeps its whole size then,
-        # where a brain's turnChars would cap it and stub it on every turn.
-        cap = turn_chars if self.role is None else CHARS.high
-        for plan in self._plans(placed, cap):
+        # Every rule keeps its whole size; a role given is sized for them (`_role`), and
+        # without one the rules large for a turn of the brain are warned about.
+        room = turn_chars if self.role is None else None
+        for plan in self._plans(placed, room):
             self.warnings.extend(plan.warnings)
             if self._write(plan, keep):
                 imported.append(plan.rule)
@@ -319,7 +318,7 @@ class _Import:
         self.warnings.extend(forced)  # said only once the rule is sure to be written
         return True
 
-    def _plans(self, placed: dict[str, str], turn_chars: int) -> list[_Planned]:
+    def _plans(self, placed: dict[str, str], turn_chars: int | None) -> list[_Planned]:
         """Each placed rule's files, every one read back by the brain's parser first; a rule
         whose file the brain would refuse is skipped with the reason and loses its place (a
         skill's text then names the file beside it by path, not by an id that is gone)."""
@@ -343,7 +342,7 @@ class _Import:
                         )
                     )
 
-    def _plan(self, rule: Rule, ids: dict[str, str], turn_chars: int) -> _Planned:
+    def _plan(self, rule: Rule, ids: dict[str, str], turn_chars: int | None) -> _Planned:
         ident = ids[rule.source]
         body = instructions(rule, ids)
         chars, warnings = context_chars(rule.source, ident, body, turn_chars)
