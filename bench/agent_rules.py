@@ -257,8 +257,11 @@ def render(report: dict[str, Any]) -> str:
     )
     lines = [
         f"{report['cpus']} CPUs, load average {' '.join(str(x) for x in report['load_average'])}",
-        "rules sent: the tools' rules sent whole; always: always-on rules sent as stubs;",
-        "÷ tools, ÷ union: the hook's characters (catalog apart) over the tools'",
+        "asks: prompts; rules sent: the tools' rules sent whole; stub, miss: rules sent",
+        "as a stub line, not at all; twice: rules two contexts carry; always: always-on",
+        "rules sent as stubs; ÷ tools, ÷ union: the hook's characters (catalog apart)",
+        "over the tools' (each tool's set; each rule file once); unacct: rule files the",
+        "import's report leaves out",
         head,
         "-" * len(head),
     ]

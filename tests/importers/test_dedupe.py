@@ -63,6 +63,7 @@ def test_nearly_the_same_text_keeps_the_longer_one(repo: WriteTree, brain: Path)
     assert reason is not None
     assert reason.startswith("nearly the same text as .windsurf/rules/style.md (")
     assert reason.endswith("% in common)")
+    assert "100%" not in reason, "texts that differ are never said to be 100 % the same"
 
 
 def test_rules_that_apply_differently_stay_apart(repo: WriteTree, brain: Path) -> None:

@@ -87,6 +87,8 @@ def test_a_pattern_that_excludes_nothing_is_warned_about(shop: Path, brain: Path
         pytest.param("  ", "an empty pattern", id="blank"),
         pytest.param("!CLAUDE.md", "cannot re-include", id="negated"),
         pytest.param("../other/CLAUDE.md", "cannot leave it ('..')", id="parent"),
+        pytest.param("[", "that no ']' closes, so the pattern cannot match", id="unclosed"),
+        pytest.param("docs/[!a", "no ']' closes", id="unclosed-negated"),
         pytest.param("a/../../CLAUDE.md", "cannot leave it ('..')", id="inner-parent"),
         pytest.param("{a,b}" * 11, "alternatives", id="braces"),
     ],

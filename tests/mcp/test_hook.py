@@ -161,6 +161,12 @@ SESSION = '"session_id": "s1", "transcript_path": "t.jsonl", "cwd": "."'
             "it on UserPromptSubmit and SessionStart",
             id="an-event-keel-does-not-answer",
         ),
+        pytest.param(
+            "{" + SESSION + ', "hook_event_name": "SessionStart", "source": "bogus"}',
+            "a SessionStart input's 'source' is 'bogus', which keel agent-hook does not know "
+            "— it answers startup, resume, clear, compact",
+            id="an-unknown-start",
+        ),
     ],
 )
 def test_malformed_input_is_one_line_on_stderr_and_never_blocks(

@@ -82,7 +82,8 @@ def _same(rule: Rule, other: Rule, target: str | None) -> str | None:
     ratio = matcher.ratio()
     if ratio < NEAR:
         return None
-    return f"nearly the same text as {other.source} ({ratio:.0%} in common)"
+    # Floored: a text that differs is never "100 %" the same.
+    return f"nearly the same text as {other.source} ({int(ratio * 100)}% in common)"
 
 
 def _how(rule: Rule) -> tuple[str, str | None, tuple[str, ...]]:

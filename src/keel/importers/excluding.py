@@ -53,11 +53,34 @@ def compile_excludes(patterns: Sequence[str]) -> tuple[Glob, ...]:
                 f"--exclude {pattern!r}: patterns are relative to the source directory and "
                 f"cannot leave it ('..') — {_EXAMPLE}"
             )
+        if _unclosed_class(text):
+            raise UsageError(
+                f"--exclude {pattern!r}: a '[' opens a character class that no ']' closes, so "
+                f"the pattern cannot match — close it, or write '\\[' for the character itself"
+            )
         try:
             compiled.append(Glob.compile(text, "cursor"))
         except GlobError as exc:
             raise UsageError(f"--exclude {pattern!r}: {exc}") from None
     return tuple(compiled)
+
+
+def _unclosed_class(text: str) -> bool:
+    """Whether a '[' (not escaped) opens a class no later ']' closes."""
+    at = 0
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+            continue
+        if text[at] == "[":
+            # A ']' right after '[' (or '[!') is a member of the class, not its end.
+            first = at + 2 if text[at + 1 : at + 2] in ("!", "^") else at + 1
+            end = text.find("]", first + 1)
+            if end < 0:
+                return True
+            at = end
+        at += 1
+    return False
 
 
 def exclude(found: Found, patterns: Sequence[Glob]) -> Excluded:

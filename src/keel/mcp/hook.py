@@ -63,6 +63,7 @@ PROMPT = "UserPromptSubmit"
 START = "SessionStart"
 PRE_COMPACT = "PreCompact"
 EVENTS = (PROMPT, START, PRE_COMPACT)
+SOURCES = ("startup", "resume", "clear", "compact")  # SessionStart's, as Claude Code sends
 # Where an agent finds `context_open`: the hook alone cannot open anything.
 TOOL_HOME = "a tool of Keel's MCP server (keel mcp)"
 CATALOG_HEAD = (
@@ -109,6 +110,11 @@ def read_input(text: str | bytes) -> HookInput:
         )
     if payload.hook_event_name == PROMPT and payload.prompt is None:
         raise UsageError(f"a {PROMPT} input has no 'prompt' — {_HOW}")
+    if payload.hook_event_name == START and payload.source not in SOURCES:
+        raise UsageError(
+            f"a {START} input's 'source' is {payload.source!r}, which keel agent-hook does "
+            f"not know — it answers {', '.join(SOURCES)}"
+        )
     return payload
 
 
