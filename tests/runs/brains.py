@@ -76,6 +76,10 @@ context = define_context(render=render)
         "---\ndescription: A ticket was opened.\nevent: ticket.opened\nagent: desk\n"
         "bot: nova\nchat: tg:chat:desk\n---\nAcknowledge the new ticket in one line.\n"
     ),
+    "features/desk/ticket-closed.hook.md": (
+        "---\ndescription: A ticket was closed.\nevent: ticket.closed\nagent: desk\n"
+        "bot: nova\nchat: tg:chat:desk\nreach: []\nnotice: true\n---\nThank the customer in one line.\n"
+    ),
     "features/desk/ticket-opened.hook.py": """
 from keel.code import define_gate
 

@@ -313,3 +313,30 @@ def test_approve_model_is_checked_before_the_card_is_decided(runs: Runs) -> None
     result = runs.invoke("approve", "no-such-card", "--yes", "--model", "scripted:/no/such.json")
     assert result.exit_code == 2
     assert "no/such.json" in result.output
+
+
+def test_a_hook_that_asks_for_a_notice_posts_its_outcome_in_one_line(runs: Runs) -> None:
+    model = runs.script("noticed", [{"text": "Thanks for your patience."}])
+    fired = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")
+    assert fired["status"] == "done"
+    answer, notice = fired["messages"]
+    assert answer["text"] == "Thanks for your patience."
+    assert notice["text"] == "ticket-closed: done"
+    assert notice["chat"] == "tg:chat:desk"
+    assert notice["origin"]["run"] == "hook:ticket-closed"
+    assert names(fired)[-1] == "finish"
+    again = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")
+    assert again["messages"] == fired["messages"], "a replay posts no second notice"
+    # A run that asks no model ends in its work's last transaction: the notice comes too.
+    [quiet] = runs.json("fire", "ticket.closed", "--model", "none")["messages"]
+    assert quiet["text"] == "ticket-closed: done"
+
+
+def test_a_notice_is_one_line_and_says_why_a_run_failed() -> None:
+    from keel.runs.notice import LONGEST, notice_text
+
+    assert notice_text("h", "the model\nwas down") == "h: failed — the model was down"
+    assert notice_text("h", None, {"sent": 3}) == 'h: done — {"sent": 3}'
+    long = notice_text("h", None, "x" * 1000)
+    assert len(long) == LONGEST
+    assert long.endswith("…")

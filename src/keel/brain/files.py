@@ -497,6 +497,7 @@ def _entity(doc: Document, location: Location) -> EntitySpec:
         reach=_reach(front.reach),
         schedule=getattr(front, "schedule", None),
         event=getattr(front, "event", None),
+        notice=getattr(front, "notice", False),
         bot=front.bot,
         chat=front.chat,
         thread=front.thread,

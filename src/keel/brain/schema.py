@@ -408,6 +408,7 @@ class HeartbeatFront(EntityFront):
 
 class HookFront(EntityFront):
     event: Text
+    notice: bool = False  # post the run's outcome, one line, where the hook speaks
 
 
 class InlineHookFront(Strict):

@@ -221,6 +221,8 @@ class EntitySpec:
     # `scenario` names the scenario it came from.
     hooks: tuple[InlineHook, ...] = ()
     scenario: str | None = None
+    # A hook's `notice: true`: its run's end is posted in one line where it speaks.
+    notice: bool = False
 
     @property
     def key(self) -> str:

@@ -52,6 +52,7 @@ from keel.runs.journal import (
     step_row,
     write_step,
 )
+from keel.runs.notice import outcome_notice
 from keel.runs.values import RunPlan
 from keel.runtime.loop import TurnOutcome, preparation, run_turn
 from keel.store import Tx
@@ -390,6 +391,7 @@ def _finish_in(tx: Tx, context: RunContext, seq: int, starting: Starting | None)
     """Step `finish` (number `seq`) in `tx`: the run is done; the step's row to write."""
     started = now()
     executor = context.runtime.executor
+    outcome_notice(tx, context, seq, error=None)
     done = finished(tx, run_id=context.run_id, executor=executor, starting=starting)
     return step_row(context.run_id, seq, "finish", done, started)
 

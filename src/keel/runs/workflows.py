@@ -56,6 +56,7 @@ from keel.runs.journal import (
     record_steps,
     step_row,
 )
+from keel.runs.notice import outcome_notice
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -328,6 +329,7 @@ def finish(context: RunContext, failure: Failure | None, result: Any = None) -> 
         if ended is not None and ended.status == "failed":
             # A failed finish is as final as a done one (the row guards only against done).
             raise StepTaken(f"step {seq} of run {order.id} is finished already")
+        outcome_notice(tx, context, seq, error=error, result=result)
         return finished(
             tx,
             run_id=order.id,
