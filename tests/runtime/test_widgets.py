@@ -13,7 +13,7 @@ from keel.assemble.widgets import NO_LINES, widget_text
 from keel.brain import Brain
 from keel.brain.specs import WidgetSpec
 from keel.budget.rows import ViewRows
-from keel.errors import UsageError
+from keel.errors import Refused, UsageError
 from keel.link.values import Conversation, TurnRequest
 from keel.runtime.widgets import refresh_widgets, show_widget
 from keel.store import Store
@@ -64,10 +64,11 @@ def test_a_ticked_off_item_edits_the_message_in_place_once(
     reference_brain: Brain, reference_store: Store
 ) -> None:
     show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW)
-    assert refresh_widgets(reference_brain, reference_store, NOW) == (), "nothing changed yet"
+    assert refresh_widgets(reference_brain, reference_store, NOW) == ((), ()), "nothing changed"
     tick_off(reference_store, 3)
     later = NOW + timedelta(minutes=5)
-    (edit,) = refresh_widgets(reference_brain, reference_store, later)
+    (edit,), left = refresh_widgets(reference_brain, reference_store, later)
+    assert left == ()
     assert (edit.message_id, edit.context) == ("list-1", "shopping")
     assert edit.text == (
         "Shopping list\n1. oat milk · 2 cartons\n2. dishwasher tabs\n3. birthday candles · 12"
@@ -75,7 +76,7 @@ def test_a_ticked_off_item_edits_the_message_in_place_once(
     with reference_store.transaction() as tx:
         (sent,) = tx.sent_messages(FAMILY.chat)
     assert (sent.text, sent.edited_at) == (edit.text, later)
-    assert refresh_widgets(reference_brain, reference_store, later) == (), "edited once"
+    assert refresh_widgets(reference_brain, reference_store, later) == ((), ()), "edited once"
 
 
 def test_an_edit_of_a_delivered_widget_goes_back_to_the_outbox_as_an_edit(
@@ -191,3 +192,28 @@ def test_a_line_column_the_view_lacks_is_named_with_the_fix(reference_brain: Bra
     widget = WidgetSpec(view="v", line=("name",))
     with pytest.raises(UsageError, match=r"widget line column 'name' is not a column of view v"):
         widget_text(context, widget, ViewRows(view="v", columns=("item",)))
+
+
+def test_a_room_whose_role_does_not_admit_the_context_gets_no_lines(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    acme = Conversation(bot="nova", chat="tg:chat:-1002000000101")  # client-desk: no shopping
+    with pytest.raises(Refused, match=r"role 'client-desk' .* does not admit context 'shopping'"):
+        show_widget(reference_brain, reference_store, acme, "shopping", message_id="x", at=NOW)
+    nobody = Conversation(bot="nobot", chat="tg:chat:-1001000000001")
+    with pytest.raises(Refused, match="no rule with a role for bot 'nobot'"):
+        show_widget(reference_brain, reference_store, nobody, "shopping", message_id="y", at=NOW)
+    with reference_store.transaction() as tx:
+        assert tx.live_widgets() == ()
+
+
+def test_a_view_that_cannot_be_read_leaves_the_list_and_says_why(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW)
+    with reference_store.transaction() as tx:
+        tx.connection.exec_driver_sql('DROP VIEW "home_shopping_open"')
+    edits, (left,) = refresh_widgets(reference_brain, reference_store, NOW)
+    assert edits == ()
+    assert (left.message_id, left.context) == ("list-1", "shopping")
+    assert "home_shopping_open" in left.reason

@@ -360,6 +360,8 @@ def test_the_shopping_list_is_shown_edited_in_place_and_read_by_a_reply(served: 
         "2. apples · 1 kg",
     ]
     assert post(served, "/v1/widgets/refresh", {})["edited"] == []
+    bare = served.client.post("/v1/widgets/refresh")  # no body at all: every field is optional
+    assert (bare.status_code, bare.json()["edited"], bare.json()["left"]) == (200, [], [])
     with served.service.engine.store.transaction() as tx:
         tx.connection.exec_driver_sql("UPDATE home_shopping_items SET done = 1 WHERE item_id = 3")
     (edit,) = post(served, "/v1/widgets/refresh", {"at": AT})["edited"]

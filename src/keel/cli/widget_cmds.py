@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from keel.cli.options import (
     AtOpt,
@@ -85,15 +86,20 @@ def widget_refresh(
 
     def body() -> None:
         with open_engine(brain, db) as engine:
-            edits = engine.refresh_widgets(at=parse_at(at))
+            edits, left = engine.refresh_widgets(at=parse_at(at))
         if as_json:
-            emit_json({"edited": [e.to_json() for e in edits]})
+            emit_json({"edited": [e.to_json() for e in edits], "left": [w.to_json() for w in left]})
             return
         out = console()
         for edit in edits:
             out.print(f"edited [bold]{edit.message_id}[/] in {edit.chat} · widget {edit.context}")
             out.print(indented(edit.text))
-        if not edits:
+        for kept in left:
+            out.print(
+                f"[yellow]left[/] {kept.message_id} in {kept.chat} · widget {kept.context} as "
+                f"last shown: {escape(kept.reason)}"
+            )
+        if not edits and not left:
             out.print("no widget's lines changed")
 
     guard(as_json, body)

@@ -74,7 +74,7 @@ from keel.runtime.answer import Answer, answer_of, turn_request
 from keel.runtime.cards import answer_reply
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, arun_turn, run_turn
 from keel.runtime.models import AsyncModelClient, ModelClient
-from keel.runtime.widgets import WidgetEdit, refresh_widgets, show_widget
+from keel.runtime.widgets import WidgetEdit, WidgetLeft, refresh_widgets, show_widget
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.store.journal_values import TurnJournal
@@ -353,8 +353,11 @@ class Engine:
             at=at or datetime.now(UTC),
         )
 
-    def refresh_widgets(self, *, at: datetime | None = None) -> tuple[WidgetEdit, ...]:
-        """Re-read every live widget's lines; record an edit of each that changed."""
+    def refresh_widgets(
+        self, *, at: datetime | None = None
+    ) -> tuple[tuple[WidgetEdit, ...], tuple[WidgetLeft, ...]]:
+        """Re-read every live widget's lines; record an edit of each that changed. The
+        edits, and the widgets left as last shown with why (a view that cannot be read)."""
         return refresh_widgets(self.brain, self.store, at or datetime.now(UTC))
 
     def bind(

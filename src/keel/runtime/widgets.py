@@ -34,9 +34,28 @@ from keel.log import logger, shown
 from keel.state.views import read_view
 from keel.store import Tx
 from keel.store.store import Store
+from keel.tools.notification_send import DM_PREFIXES
 from keel.tools.send import record_send
 
 log = logger("widgets")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WidgetLeft:
+    """A live widget a refresh left as last shown, and why."""
+
+    chat: str
+    message_id: str
+    context: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "chat": self.chat,
+            "message_id": self.message_id,
+            "context": self.context,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +93,9 @@ def show_widget(
     the room's earlier one; the origin and the text. `UsageError` for a context with no
     widget, `Refused` for a message id already used in the chat."""
     context, widget = _declared(brain, context_id)
+    refused = _not_admitted(brain, conversation, context.id)
+    if refused is not None:
+        raise Refused(refused)
     with store.transaction() as tx:
         text = widget_text(context, widget, _rows(brain, tx, conversation, widget))
         origin = Origin(
@@ -97,20 +119,38 @@ def show_widget(
     return origin, text
 
 
-def refresh_widgets(brain: Brain, store: Store, at: datetime) -> tuple[WidgetEdit, ...]:
-    """Read every live widget's lines again and record an edit of each that changed."""
+def refresh_widgets(
+    brain: Brain, store: Store, at: datetime
+) -> tuple[tuple[WidgetEdit, ...], tuple[WidgetLeft, ...]]:
+    """Read every live widget's lines again and record an edit of each that changed; and
+    the widgets left as last shown, each with why."""
     edits: list[WidgetEdit] = []
+    left: list[WidgetLeft] = []
     with store.transaction() as tx:
         for live in tx.live_widgets():
             room = Conversation(bot=live.bot, chat=live.chat, thread=live.thread)
             found = brain.contexts.get(live.context)
-            if found is None or found.widget is None:
-                continue  # its file failed or no longer declares one: left as last shown
-            try:
-                text = widget_text(found, found.widget, _rows(brain, tx, room, found.widget))
-            except (UsageError, Refused) as exc:
+            why = (
+                f"context {live.context!r} did not load or declares no widget any more"
+                if found is None or found.widget is None
+                else _not_admitted(brain, room, live.context)
+            )
+            if why is None and found is not None and found.widget is not None:
+                try:
+                    text = widget_text(found, found.widget, _rows(brain, tx, room, found.widget))
+                except (UsageError, Refused) as exc:
+                    why = str(exc)
+            if why is not None:
                 log.warning(
-                    "widget %s in %s left as it was: %s", live.message_id, shown(live.chat), exc
+                    "widget %s in %s left as it was: %s", live.message_id, shown(live.chat), why
+                )
+                left.append(
+                    WidgetLeft(
+                        chat=live.chat,
+                        message_id=live.message_id,
+                        context=live.context,
+                        reason=why,
+                    )
                 )
                 continue
             if text == live.text:
@@ -126,7 +166,30 @@ def refresh_widgets(brain: Brain, store: Store, at: datetime) -> tuple[WidgetEdi
                     text=text,
                 )
             )
-    return tuple(edits)
+    return tuple(edits), tuple(left)
+
+
+def _not_admitted(brain: Brain, room: Conversation, context: str) -> str | None:
+    """Why the widget's lines may not be shown in `room` (None: they may): they are the
+    context's rows, for a room whose role (access.yaml's rule there) admits it."""
+    access = brain.access.room(room.bot, room.chat, dm=room.chat.startswith(DM_PREFIXES))
+    if access.refusal is not None:
+        return str(access.refusal)
+    rule = access.rule
+    if rule is None or rule.role is None:
+        return (
+            f"access.yaml has no rule with a role for bot {room.bot!r} in chat {room.chat!r}, "
+            "so no role there may read the widget's lines — add a rule for the chat, or show "
+            "it where one applies"
+        )
+    role = brain.roles.get(rule.role)
+    if role is None or not role.admits(context):
+        return (
+            f"role {rule.role!r} (access.yaml's rule for bot {room.bot!r} in {room.chat!r}) "
+            f"does not admit context {context!r}, so its lines may not be shown there — add "
+            "it to the role's contexts:, or show the widget where a role that admits it speaks"
+        )
+    return None
 
 
 def _declared(brain: Brain, context_id: str) -> tuple[ContextSpec, WidgetSpec]:

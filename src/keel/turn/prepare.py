@@ -159,8 +159,10 @@ def prepare_in(
     stored = state.stored
     # A reply to a widget reads its lines as the person saw them (one more read, only then).
     replied_lines: tuple[tuple[str, str], ...] = ()
-    if any(o.widget is not None for o in stored.origins):
-        replied_lines = replied_lines_of(stored.origins, tx.replied(conversation, request.reply_to))
+    # Only a widget of a context the turn's role admits: its lines are that context's rows.
+    widgets = [o for o in stored.origins if o.widget is not None and resolved.role.admits(o.widget)]
+    if widgets:
+        replied_lines = replied_lines_of(widgets, tx.replied(conversation, request.reply_to))
     # 2. link
     result = link_turn(brain, request, stored, resolved)
     if not dry_run:

@@ -47,9 +47,9 @@ def post_widget(body: WidgetBody, svc: Svc) -> KeelJSON:
 
 
 @router.post("/widgets/refresh", summary="Edit each live widget whose lines changed")
-def post_refresh(body: RefreshBody, svc: Svc) -> KeelJSON:
-    """`keel widget refresh --json`."""
+def post_refresh(svc: Svc, body: RefreshBody | None = None) -> KeelJSON:
+    """`keel widget refresh --json`; every field of the body is optional, the body too."""
     svc.brain()
     with svc.database():
-        edits = svc.engine.refresh_widgets(at=body.at)
-    return KeelJSON({"edited": [e.to_json() for e in edits]})
+        edits, left = svc.engine.refresh_widgets(at=body.at if body is not None else None)
+    return KeelJSON({"edited": [e.to_json() for e in edits], "left": [w.to_json() for w in left]})
