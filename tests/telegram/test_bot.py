@@ -488,3 +488,17 @@ def test_a_card_and_keels_commands_go_as_written(double: BotAPIDouble) -> None:
     assert "reply_markup" in card
     assert helped["text"].startswith("I am desk (as support)")
     assert "entities" not in helped
+
+
+@pytest.mark.usefixtures("here")
+def test_a_bot_no_model_answers_says_so_when_it_starts(
+    double: BotAPIDouble, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    result = runner.invoke(
+        app, ["telegram", "brain", "--bot", "desk", "--api-url", double.url, "--until-idle"]
+    )
+    assert result.exit_code == 0, result.output
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any(m.startswith("no model answers: each message is recorded") for m in said), said

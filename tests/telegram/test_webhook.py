@@ -142,3 +142,48 @@ def test_a_webhook_call_opens_the_topics_a_run_recorded_and_maps_their_messages(
     assert '"entity": "T-480"' in json.dumps(turn.to_json())
     sent = double.sent()[-1]
     assert sent["message_thread_id"] == topic.surface_thread_id
+
+
+def test_a_call_for_a_bot_the_brain_does_not_have_is_404(
+    served: tuple[TestClient, Engine], double: BotAPIDouble
+) -> None:
+    client, engine = served
+    answer = client.post("/telegram/nobot", json=message(1, "hi"), headers={HEADER: SECRET})
+    assert answer.status_code == 404
+    assert answer.json()["error"].startswith("no bot 'nobot' in access.yaml — this server answers")
+    assert double.calls == []
+    with engine.store.transaction() as tx:
+        assert tx.journals() == ()
+
+
+@pytest.mark.parametrize(
+    ("hook", "said"),
+    [
+        pytest.param("https://keel.example/telegram/nova", "not keel serve's route", id="other"),
+        pytest.param("http://keel.example/telegram/desk", "HTTPS only", id="plain-http"),
+    ],
+)
+def test_a_webhook_url_that_cannot_reach_this_bot_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hook: str, said: str
+) -> None:
+    copy_reference(tmp_path / "brain")
+    monkeypatch.setenv("KEEL_TELEGRAM_TOKEN", TOKEN)
+    monkeypatch.setenv("KEEL_TELEGRAM_SECRET", SECRET)
+    result = CliRunner().invoke(
+        cli, ["telegram", str(tmp_path / "brain"), "--bot", "desk", "--webhook", hook]
+    )
+    assert result.exit_code == 2
+    assert said in result.output
+
+
+def test_an_api_url_that_is_no_address_is_refused_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_reference(tmp_path / "brain")
+    monkeypatch.setenv("KEEL_TELEGRAM_TOKEN", TOKEN)
+    result = CliRunner().invoke(
+        cli, ["telegram", str(tmp_path / "brain"), "--bot", "desk", "--api-url", "notaurl"]
+    )
+    assert result.exit_code == 2
+    assert "is not an http:// or https:// address" in result.output
+    assert TOKEN not in result.output

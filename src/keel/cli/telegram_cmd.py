@@ -13,14 +13,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
+from urllib.parse import urlsplit
 
 import typer
 
-from keel.brain.problems import did_you_mean
+from keel.brain.problems import suggest
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
 from keel.cli.root import app, console, emit_json, guard
 from keel.errors import UsageError
+from keel.log import logger
 from keel.runtime.model_specs import FORMS, build_model, default_model, parse_model
+
+log = logger("telegram")
 
 if TYPE_CHECKING:
     from aiogram import Bot
@@ -95,7 +99,7 @@ def telegram(
                 "(or name another variable with --token-env)"
             )
         if webhook is not None:
-            asyncio.run(_register(token, api_url, webhook, secret))
+            asyncio.run(_register(token, api_url, webhook, secret, bot))
             if as_json:
                 emit_json({"bot": bot, "webhook": webhook})
             else:
@@ -105,6 +109,11 @@ def telegram(
             _known_bot(engine, bot)
             chosen = parse_model(model) if model else default_model(_declared(engine))
             client_model = build_model(chosen)
+            if client_model is None:
+                log.warning(
+                    "no model answers: each message is recorded as a turn and nothing is said "
+                    "— give --model, or set OPENAI_API_KEY or ANTHROPIC_API_KEY"
+                )
             tally = asyncio.run(_run(engine, client_model, token, bot, api_url, until_idle))
         summary = {
             "bot": bot,
@@ -167,7 +176,9 @@ async def _run(
         await client.session.close()
 
 
-async def _register(token: str, api_url: str | None, url: str, secret: str | None) -> None:
+async def _register(
+    token: str, api_url: str | None, url: str, secret: str | None, bot: str
+) -> None:
     if not secret:
         raise UsageError(
             "a webhook needs the secret keel serve checks — pass --telegram-secret or set "
@@ -175,6 +186,12 @@ async def _register(token: str, api_url: str | None, url: str, secret: str | Non
         )
     if not url.startswith("https://") and api_url is None:
         raise UsageError(f"Telegram calls webhooks over HTTPS only — {url!r} is not https://")
+    route = urlsplit(url).path.rstrip("/")
+    if not _http_url(url) or not route.endswith(f"/telegram/{bot}"):
+        raise UsageError(
+            f"{url!r} is not keel serve's route for bot '{bot}' — it ends in /telegram/{bot} "
+            f"(such as https://bot.example.com/telegram/{bot})"
+        )
     client = _client(token, api_url)
     try:
         await client.set_webhook(url, secret_token=secret)
@@ -183,6 +200,11 @@ async def _register(token: str, api_url: str | None, url: str, secret: str | Non
 
 
 def _client(token: str, api_url: str | None) -> Bot:
+    if api_url is not None and not _http_url(api_url):
+        raise UsageError(
+            f"--api-url {api_url!r} is not an http:// or https:// address — give the Bot API "
+            "server's base, such as http://127.0.0.1:8081"
+        )
     from aiogram import Bot
     from aiogram.client.session.aiohttp import AiohttpSession
     from aiogram.client.telegram import TelegramAPIServer
@@ -198,13 +220,20 @@ def _client(token: str, api_url: str | None) -> Bot:
         ) from None
 
 
+def _http_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 def _known_bot(engine: Engine, bot: str) -> None:
     """Refuse a bot access.yaml gives no rule, before connecting: it could answer no one."""
     access = engine.brain.access
     bots = sorted({rule.bot for rule in access.rules})
     if bot not in bots and access.broken is None:
         where = access.path or "constitution/access.yaml"
+        close = suggest(bot, bots)  # the list follows anyway: only a close one is named
+        near = f" — did you mean '{close}'?" if close is not None else ""
         raise UsageError(
-            f"no bot '{bot}' in {where}{did_you_mean(bot, bots)} — run one of its bots "
+            f"no bot '{bot}' in {where}{near} — run one of its bots "
             f"({', '.join(bots) or 'none yet'}), or give '{bot}' rules there first"
         )

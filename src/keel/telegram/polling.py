@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from aiogram import Bot
 from aiogram.exceptions import (
+    ClientDecodeError,
     TelegramAPIError,
     TelegramNetworkError,
     TelegramRetryAfter,
@@ -178,6 +179,10 @@ class Adapter:
         tally.delivered += delivered
         tally.failed += failed
 
+    def _masked(self, said: str) -> str:
+        """`said` without the bot's token (a request's URL holds it): never in a log."""
+        return said.replace(self._client.token, "<token>")
+
     async def _updates(self, offset: int | None, timeout: int) -> list[Update]:
         failures = 0
         while True:
@@ -187,6 +192,12 @@ class Adapter:
                 wait, reason = float(exc.retry_after), exc.message
             except (TelegramNetworkError, TelegramServerError) as exc:
                 wait, reason = self._backoff * 2**failures, exc.message
+            except ClientDecodeError as exc:
+                raise UsageError(
+                    "the Bot API address answered getUpdates with something that is not the "
+                    f"Bot API ({self._masked(str(exc))[:200]}) — check --api-url"
+                ) from None
+            reason = self._masked(reason)
             failures += 1
             if failures >= MAX_ATTEMPTS:
                 raise UsageError(

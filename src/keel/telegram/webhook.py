@@ -67,6 +67,12 @@ class Webhooks:
                 "error": f"a Telegram webhook needs the {SECRET_HEADER} header set "
                 "to the server's secret (setWebhook's secret_token)"
             }
+        bots = sorted({rule.bot for rule in self._engine.brain.access.rules})
+        if bot not in bots and self._engine.brain.access.broken is None:
+            return 404, {
+                "error": f"no bot {bot!r} in access.yaml — this server answers "
+                f"{', '.join(f'/telegram/{b}' for b in bots) or 'no bot yet'}"
+            }
         token = self._env.get(token_env(bot)) or self._env.get(TOKEN_ENV)
         if not token:
             return 404, {"error": f"no token for bot {bot!r}: set ${token_env(bot)}"}
