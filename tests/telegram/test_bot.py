@@ -296,10 +296,10 @@ def pressed(update_id: int, data: str) -> dict[str, Any]:
 
 @pytest.mark.usefixtures("here")
 def test_a_card_goes_with_buttons_and_a_press_decides_it_once(double: BotAPIDouble) -> None:
-    pending_card("Refund $180 on T-481?")
+    pending_card("Refund $180 on T-481? [card run-1:3]")
     run_bot(double, "none")
     (card,) = double.sent()
-    assert card["text"] == "Refund $180 on T-481?"
+    assert card["text"] == "Refund $180 on T-481?", "the buttons decide it: no card id shown"
     assert card["reply_markup"] == {
         "inline_keyboard": [
             [

@@ -29,6 +29,7 @@ topic another process is opening waits for it.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -58,6 +59,7 @@ log = logger("telegram")
 MAX_ATTEMPTS = 5
 CHAT_PREFIX = "tg:"
 _KINDS = ("tg:chat:", "tg:user:", "tg:business:")
+CARD_MARK = re.compile(r"\s*\[card [^\]\s]+\]\s*$")
 
 # How long a process holds a message it is sending: past it (the process died mid-send),
 # another process sends it. A send is one HTTP call; this is many times one.
@@ -311,8 +313,12 @@ class Outbox:
         """The parts a message goes in, and the file it sends; or why it cannot go."""
         # A card is Keel's text around a tool's arguments, a widget its lines of a view's
         # values: each shown as written, never Markdown.
+        if card:
+            # The buttons decide it: the `[card <id>]` a CLI user types `keel approve` with
+            # is no word for the chat.
+            return plain(CARD_MARK.sub("", out.text)), None
         if out.attachment is None:
-            as_written = card or out.widget is not None
+            as_written = out.widget is not None
             return (plain(out.text) if as_written else formatted(out.text)), None
         # A file goes in one call, its caption as written.
         found = self._file(out.attachment)
