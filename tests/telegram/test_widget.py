@@ -5,34 +5,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from keel.cli import app
-from tests.runtime.driver import copy_reference
-from tests.telegram.double import TOKEN, BotAPIDouble, Failure, running_double
+from tests.telegram.double import BotAPIDouble, Failure
 
 runner = CliRunner()
 FAMILY = -1001000000001
 DB = "sqlite:///k.db"
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    copy_reference(tmp_path / "brain")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KEEL_TELEGRAM_TOKEN", TOKEN)
-    return tmp_path
-
-
-@pytest.fixture
-def double() -> Iterator[BotAPIDouble]:
-    with running_double() as made:
-        yield made
 
 
 def keel(*args: str) -> dict[str, Any]:
