@@ -130,7 +130,9 @@ def test_the_record_shows_where_the_run_speaks_with_its_thread(runs: Runs) -> No
     ("event", "hint"),
     [
         pytest.param("ticket.opend", "did you mean 'ticket.opened'?", id="near"),
-        pytest.param("zzz", "expected one of: prospect.replied, ticket.opened", id="far"),
+        pytest.param(
+            "zzz", "expected one of: prospect.replied, ticket.closed, ticket.opened", id="far"
+        ),
     ],
 )
 def test_an_event_no_hook_listens_to_is_a_usage_error(runs: Runs, event: str, hint: str) -> None:
