@@ -123,8 +123,9 @@ def session_delta(
             blocks.append(_changes(item.block, prior))
         # else: the session holds it as it is; it stands until a withdrawal says otherwise
         now[pair] = entry
-    for pair in held(SessionState(contexts=tuple(before.values())), stubbed):
-        now.setdefault(pair, before[pair])
+    for pair in stubbed:  # held: the session has it, so it stands as sent
+        if pair in before:
+            now.setdefault(pair, before[pair])
     gone = sorted((pair for pair in before if pair not in now), key=_order)
     pieces = ["\n".join(_withdrawal(pair) for pair in gone)] if gone else []
     pieces += blocks
