@@ -27,8 +27,9 @@ connection settings Keel's own connections use (write-ahead log, `synchronous=NO
 `overhead_above_view_reads_ms` leaves the history read out of the baseline, as this bench
 did before 2026-12-03's fourth session: in a chat of short messages the history read
 (200 rows) costs more than every view read together. `statements` counts the SQL
-statements one turn sends (SQLAlchemy's `before_cursor_execute`), transaction control
-included. The pure stages are also timed alone: `link_turn`, `catalog`, and `fit_links`
+statements one turn sends, as SQLite's trace callback sees them, transaction control
+included (before 2026-12-03's fifth session SQLAlchemy's `before_cursor_execute`, which
+missed the COMMIT). The pure stages are also timed alone: `link_turn`, `catalog`, and `fit_links`
 (the view reads plus rendering). Every number is a median over `--runs` rounds after
 `--warmup` turns; the rounds interleave all series so drift hits them alike.
 Objects alive before measuring are frozen out of the cyclic collector (`gc.freeze`), as
@@ -52,7 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 
 from generate import Generated, Shape, generate
 from keel.brain.constitution import ChatRule
@@ -65,6 +66,7 @@ from keel.link.values import Conversation, Origin, RunRef, Stored, TurnRequest
 from keel.state.database import DB_DIR, DB_FILE, connect, default_url
 from keel.state.sqlite_file import write_ahead
 from keel.store import Store
+from keel.store.hot import traced
 from keel.store.turn_io import HISTORY_READ
 from keel.tools.send import origin_of
 from keel.turn.blocks import fit_links
@@ -520,16 +522,8 @@ def history_reads(bench: Bench, conversation: Conversation) -> list[tuple[str, t
 
 def count_statements(bench: Bench, request: TurnRequest) -> int:
     """How many SQL statements one turn sends, transaction control included."""
-    sent: list[str] = []
-
-    def count(*args: Any) -> None:
-        sent.append(args[2])
-
-    event.listen(bench.engine, "before_cursor_execute", count)
-    try:
+    with traced(bench.engine) as sent:
         prepare_turn(bench.brain, bench.store, request)
-    finally:
-        event.remove(bench.engine, "before_cursor_execute", count)
     return len(sent)
 
 

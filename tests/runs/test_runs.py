@@ -85,8 +85,10 @@ def test_model_none_prepares_and_records_the_turn_only(runs: Runs) -> None:
 
 
 def counted(database: Any, action: Callable[[], Any]) -> tuple[int, int]:
-    """The commits and the statements (BEGIN and COMMIT included) `action` runs — in this
-    thread: the process's own workers (an executor's heartbeat) share the engine."""
+    """The commits and the statements (BEGIN and COMMIT included) `action` sends through
+    SQLAlchemy — in this thread: the process's own workers (an executor's heartbeat)
+    share the engine. The store's hot statements (`keel.store.hot`) go to the driver
+    unseen, alike in a run and in its turn: what a run adds is the difference."""
     commits: list[None] = []
     statements: list[None] = []
     here = threading.get_ident()

@@ -3,11 +3,13 @@
 Every statement is a round trip through SQLAlchemy and the driver, and building one costs
 more than SQLite takes to run it: a statement added to the turn's path is a cost every
 turn pays. Each turn here runs twice (the first creates the conversation's rows), and the
-second is counted with `before_cursor_execute`, which sees every statement the store and
-the view reads send through SQLAlchemy — transaction control included (brain code's
-`ctx.query` runs on the driver's connection: only what Keel wraps it in is seen). The
-budgets are the counts the store reaches (within the targets of a plain chat turn 8, a
-reply 10, a heartbeat 10); a new statement must make its case by raising one.
+second is counted at the driver (`keel.store.hot.traced`, SQLite's trace callback), which
+sees every statement the store and the view reads send — transaction control included, and
+brain code's `ctx.query` too. The
+budgets are the counts the store reaches; a new statement must make its case by raising
+one. Each counts the turn's COMMIT, which SQLAlchemy's cursor events (by which the targets
+of a plain chat turn 8, a reply 10, a heartbeat 10 were set) never saw: against those
+targets, a budget here is one more.
 """
 
 from __future__ import annotations
@@ -16,16 +18,15 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from keel.brain import Brain, ReachEntry
 from keel.code.runner import CodeRunner
 from keel.link.values import Conversation, LinkKind, RunRef, TurnRequest
 from keel.state.database import connect, default_url
 from keel.store import Store
+from keel.store.hot import traced
 from keel.tools.send import origin_of
 from keel.turn.prepare import prepare_turn
 
@@ -54,7 +55,7 @@ CASES = [
         Case(
             kind="chat",
             request=TurnRequest(conversation=ACME, now=NOW, input="Where are we?"),
-            budget=8,
+            budget=9,
         ),
         id="chat",
     ),
@@ -64,7 +65,7 @@ CASES = [
             request=TurnRequest(
                 conversation=COACH_DM, now=NOW, dm=True, input="8/10", reply_to=(SENT_ID,)
             ),
-            budget=10,
+            budget=11,
             replies=True,
         ),
         id="reply",
@@ -78,7 +79,7 @@ CASES = [
                 role="coach",
                 run=FILM,
             ),
-            budget=7,
+            budget=8,
         ),
         id="heartbeat",
     ),
@@ -91,7 +92,7 @@ CASES = [
                 input="How do refunds work?",
                 open=(ReachEntry(context="kb"),),
             ),
-            budget=9,
+            budget=10,
         ),
         id="ask",
     ),
@@ -99,7 +100,7 @@ CASES = [
         Case(
             kind="always",
             request=TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk"),
-            budget=7,
+            budget=8,
         ),
         id="always",
     ),
@@ -107,9 +108,10 @@ CASES = [
         Case(
             kind="code",
             request=TurnRequest(conversation=FORUM, now=NOW, input="Any news on T-481?"),
-            # Two of them are the read of the room's last lines that `match` sees, before
-            # the turn's transaction (BEGIN, SELECT; it takes no lock).
-            budget=12,
+            # Three of them are the read of the room's last lines that `match` sees, before
+            # the turn's transaction (BEGIN, SELECT, ROLLBACK; it takes no lock), and one
+            # is brain code's own `ctx.query` (a `render` of the ticket's SLA).
+            budget=15,
             code=True,
         ),
         id="code",
@@ -141,10 +143,6 @@ def test_a_turn_sends_no_more_statements_than_its_budget(
                     about_entity="tt1375666",
                 )
             )
-    statements: list[str] = []
-
-    def count(*args: Any) -> None:
-        statements.append(" ".join(str(args[2]).split()))
 
     def turn(runner: CodeRunner | None) -> None:
         prepared = prepare_turn(reference_brain, sqlite_store, case.request, code=runner)
@@ -154,10 +152,7 @@ def test_a_turn_sends_no_more_statements_than_its_budget(
     runner = CodeRunner(reference_brain.root, access=reference_brain.manifest.code, workers=1)
     with runner if case.code else nullcontext(None):
         turn(runner if case.code else None)
-        event.listen(sqlite_store.engine, "before_cursor_execute", count)
-        try:
+        with traced(sqlite_store.engine) as statements:
             turn(runner if case.code else None)
-        finally:
-            event.remove(sqlite_store.engine, "before_cursor_execute", count)
     shown = "\n".join(statements)
     assert len(statements) <= case.budget, f"{len(statements)} statements:\n{shown}"

@@ -33,14 +33,15 @@ key and the limit bound; SQLAlchemy has nothing to compile.
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import ContextSpec, ViewRef
@@ -157,12 +158,12 @@ def timed_read(
         key: Any = None
         if ref.by is not None:
             column, source = deadline.quote(ref.by), deadline.quote(ref.view)
-            first = deadline.execute(
+            _, first = deadline.execute(
                 f"SELECT {column} FROM {source} WHERE {column} IS NOT NULL LIMIT 1"
-            ).first()
-            if first is None:
+            )
+            if not first:
                 return ViewRows(view=ref.view, by=ref.by)  # no key: what a turn reads is empty
-            key = first[0]
+            key = first[0][0]
         return _read(deadline, ref, key, limit, None)
 
     start = clock()
@@ -237,14 +238,29 @@ class _Deadline:
         quoted = self._quote(name)
         return quoted.replace("%", "%%") if self._postgres else quoted
 
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> CursorResult[Any]:
+    def execute(
+        self, sql: str, params: tuple[Any, ...] = ()
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Run one of the read's queries (`self.mark` for each parameter) with what is left
-        of the deadline."""
-        if self._postgres and not self._timed:
-            left = max(1, math.ceil((self._end - time.monotonic()) * 1000))
-            self.connection.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")
-        self._timed = False
-        return self.connection.exec_driver_sql(sql, params)
+        of the deadline; return its columns and rows."""
+        if self._postgres:
+            if not self._timed:
+                left = max(1, math.ceil((self._end - time.monotonic()) * 1000))
+                self.connection.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")
+            self._timed = False
+            result = self.connection.exec_driver_sql(sql, params)
+            return tuple(result.keys()), [tuple(row) for row in result.fetchall()]
+        # On SQLite the driver's own cursor: SQLAlchemy's execution costs more than a
+        # turn's small reads (see keel.store.hot); its error is raised as SQLAlchemy's.
+        cursor = self._driver().cursor()
+        try:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            return tuple(d[0] for d in cursor.description), rows
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
+        finally:
+            cursor.close()
 
     def stopped(self, exc: SQLAlchemyError) -> bool:
         """Whether `exc` is the database stopping the read at its deadline."""
@@ -282,16 +298,17 @@ def _read(
             conditions.append(f"{quote(tenant.column)} = {mark}")
             params.append(tenant.key)
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    result = deadline.execute(f"SELECT * FROM {source}{where} LIMIT {mark}", (*params, limit))
-    columns = tuple(result.keys())
-    rows = tuple(tuple(row) for row in result.fetchall())
+    columns, found = deadline.execute(
+        f"SELECT * FROM {source}{where} LIMIT {mark}", (*params, limit)
+    )
+    rows = tuple(found)
     total = len(rows)
     if total == limit:
-        count = deadline.execute(f"SELECT COUNT(*) FROM {source}{where}", tuple(params))
-        total = int(count.scalar_one())
+        _, count = deadline.execute(f"SELECT COUNT(*) FROM {source}{where}", tuple(params))
+        total = int(count[0][0])
     return ViewRows(view=ref.view, by=ref.by, columns=columns, rows=rows, total=total)
 
 
 def _columns(deadline: _Deadline, source: str) -> tuple[str, ...]:
     """The view's columns, from the database as it is now (one query that reads no row)."""
-    return tuple(deadline.execute(f"SELECT * FROM {source} WHERE 1 = 0").keys())
+    return deadline.execute(f"SELECT * FROM {source} WHERE 1 = 0")[0]

@@ -23,13 +23,31 @@ from keel.errors import StoreError
 from keel.link.values import Conversation
 from keel.store import schema
 from keel.store.delivery import Attachment
+from keel.store.hot import Hot
 from keel.store.sql import conversation_key, utc
 
 _TABLE = schema.messages
 SPEAKERS: tuple[Speaker, ...] = get_args(Speaker)
 
 # Built once: building a statement costs more than SQLite takes to run it.
-_INSERT = _TABLE.insert()
+_INSERT = Hot(
+    _TABLE.insert(),
+    columns=(
+        "bot",
+        "chat",
+        "thread",
+        "turn",
+        "at",
+        "speaker",
+        "text",
+        "message_id",
+        "delivery",
+        "surface_reply_to",
+        "surface_connection",
+        "attachment",
+        "attachment_path",
+    ),
+)
 BEFORE = (
     _TABLE.c.bot == bindparam("bot"),
     _TABLE.c.chat == bindparam("chat"),
@@ -78,8 +96,8 @@ def record_message(
         raise StoreError(f"{what} is empty ({text!r}) — record only messages with text")
     if message_id == "":
         raise StoreError(f"{what} has an empty message id — pass None when it is not known")
-    conn.execute(
-        _INSERT,
+    _INSERT.run(
+        conn,
         {
             **conversation_key(conversation),
             "turn": turn,

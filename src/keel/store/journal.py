@@ -17,13 +17,17 @@ from sqlalchemy import Connection, Row, bindparam, select
 
 from keel.errors import StoreError
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.journal_json import data_json, journal_from_json, replay_json
 from keel.store.journal_values import TurnJournal
 from keel.store.sql import key, utc
 
 _TABLE = schema.turn_journal
 # Built once: building a statement costs more than SQLite takes to run it.
-_INSERT = _TABLE.insert().returning(_TABLE.c.id)
+_INSERT = Hot(
+    _TABLE.insert().returning(_TABLE.c.id),
+    columns=("bot", "chat", "thread", "turn", "role", "at", "data", "replay", "sender"),
+)
 _ONE = select(_TABLE).where(_TABLE.c.id == bindparam("id"))
 
 
@@ -35,8 +39,8 @@ def record_journal(conn: Connection, journal: TurnJournal) -> int:
     """Write one turn's journal row; return its id (the turn's stable id)."""
     conversation = journal.conversation
     what = f"the journal of turn {journal.turn} in {conversation.chat}"
-    result = conn.execute(
-        _INSERT,
+    ((ident,),) = _INSERT.rows(
+        conn,
         {
             "bot": conversation.bot,
             "chat": conversation.chat,
@@ -49,7 +53,7 @@ def record_journal(conn: Connection, journal: TurnJournal) -> int:
             "sender": journal.request.sender,
         },
     )
-    return int(result.scalar_one())
+    return int(ident)
 
 
 def journal(conn: Connection, ident: int) -> TurnJournal | None:

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Insert, bindparam, delete, select
+from sqlalchemy import Connection, bindparam, delete, select
 
 from keel.link.values import Conversation, KeptLink
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.sql import conversation_key, key, link_kind, unkey, upsert
 
 _TABLE = schema.kept
@@ -26,17 +27,14 @@ OF_CONVERSATION = (
 )
 ORDER = (_TABLE.c.context, _TABLE.c.entity)
 _KEPT = select(_TABLE).where(*OF_CONVERSATION).order_by(*ORDER)
-_EXPIRE = delete(_TABLE).where(*OF_CONVERSATION, _TABLE.c.until_turn < bindparam("before"))
+_EXPIRE = Hot(delete(_TABLE).where(*OF_CONVERSATION, _TABLE.c.until_turn < bindparam("before")))
+_KEYS = ("bot", "chat", "thread", "context", "entity")
+_VALUES = ("kind", "feature", "until_turn")
 
 
 @cache
-def _keep(dialect: str) -> Insert:
-    return upsert(
-        dialect,
-        _TABLE,
-        keys=("bot", "chat", "thread", "context", "entity"),
-        update=("kind", "feature", "until_turn"),
-    )
+def _keep(dialect: str) -> Hot:
+    return Hot(upsert(dialect, _TABLE, keys=_KEYS, update=_VALUES), columns=(*_KEYS, *_VALUES))
 
 
 def kept(conn: Connection, conversation: Conversation) -> tuple[KeptLink, ...]:
@@ -75,10 +73,9 @@ def keep(conn: Connection, conversation: Conversation, links: Sequence[KeptLink]
     }
     if not rows:
         return
-    conn.execute(_keep(conn.dialect.name), list(rows.values()))
+    _keep(conn.dialect.name).many(conn, list(rows.values()))
 
 
 def expire(conn: Connection, conversation: Conversation, before_turn: int) -> int:
     """Forget the links kept only for turns before `before_turn`; return how many."""
-    result = conn.execute(_EXPIRE, {**conversation_key(conversation), "before": before_turn})
-    return int(result.rowcount)
+    return _EXPIRE.run(conn, {**conversation_key(conversation), "before": before_turn})

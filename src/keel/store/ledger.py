@@ -16,10 +16,12 @@ from sqlalchemy import Connection, select
 
 from keel.link.values import Conversation, LinkKind
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.sql import key, link_kind, unkey, utc
 
 _TABLE = schema.ledger
-_INSERT = _TABLE.insert()  # built once: building it costs more than SQLite takes to run it
+_COLUMNS = ("bot", "chat", "thread", "turn", "role", "at", "context", "feature", "entity")
+_INSERT = Hot(_TABLE.insert(), columns=(*_COLUMNS, "link", "chars", "knob"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +54,7 @@ def record_ledger(conn: Connection, entries: Iterable[LedgerEntry]) -> None:
     """Append entries to the ledger."""
     rows = [_row(entry) for entry in entries]
     if rows:
-        conn.execute(_INSERT, rows)
+        _INSERT.many(conn, rows)
 
 
 def _row(entry: LedgerEntry) -> dict[str, Any]:

@@ -12,15 +12,18 @@ always reads as its lines.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cache
+from typing import Any
 
-from sqlalchemy import Connection, Insert, Row, bindparam, delete, select, update
+from sqlalchemy import Connection, Insert, bindparam, delete, select, update
 
 from keel.brain.specs import ReachEntry
 from keel.link.values import Origin
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.sql import key, unkey, upsert, utc
 
 _ORIGINS = schema.origins
@@ -40,14 +43,16 @@ _LOOKUP = (
     .where(*_MESSAGE, _ORIGINS.c.message_id.in_(bindparam("ids", expanding=True)))
     .order_by(_ORIGINS.c.id, _REACH.c.position)
 )
-# A reply names one message nearly always: that look-up needs no expanding IN, which
-# SQLAlchemy would rewrite at every execution.
-_LOOKUP_ONE = (
+# A reply names one message nearly always: that look-up is a turn's hot statement, with
+# no expanding IN (which SQLAlchemy would rewrite at every execution).
+_ONE = (
     select(_ORIGINS, _REACH.c.context, _REACH.c.entity)
     .select_from(_ORIGINS.outerjoin(_REACH, _REACH.c.origin_id == _ORIGINS.c.id))
     .where(*_MESSAGE, _ORIGINS.c.message_id == bindparam("id"))
     .order_by(_ORIGINS.c.id, _REACH.c.position)
 )
+_LOOKUP_ONE = Hot(_ONE)
+_Found = namedtuple("_Found", _ONE.selected_columns.keys())  # type: ignore[misc]
 _RESOLVE = (
     update(_ORIGINS)
     .where(
@@ -109,9 +114,11 @@ def origins(
 
 
 def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[str, Origin]:
-    rows: dict[str, list[Row[tuple[object, ...]]]] = {}
+    rows: dict[str, list[Any]] = {}
+    found: Iterable[Any]
     if len(ids) == 1:
-        found = conn.execute(_LOOKUP_ONE, {"bot": bot, "chat": chat, "id": ids[0]})
+        one = _LOOKUP_ONE.rows(conn, {"bot": bot, "chat": chat, "id": ids[0]})
+        found = (_Found._make(row) for row in one)
     else:
         found = conn.execute(_LOOKUP, {"bot": bot, "chat": chat, "ids": list(ids)})
     for row in found:
@@ -119,7 +126,8 @@ def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[s
     return {message_id: _origin(group) for message_id, group in rows.items()}
 
 
-def _origin(group: Sequence[Row[tuple[object, ...]]]) -> Origin:
+def _origin(group: Sequence[Any]) -> Origin:
+    """An origin from its rows (SQLAlchemy's, or `_Found`), one per reach entry."""
     first = group[0]
     reach = tuple(
         ReachEntry(context=row.context, entity=unkey(row.entity))

@@ -23,6 +23,7 @@ from keel.link.values import Binding, Conversation, KeptLink
 from keel.store import schema
 from keel.store.bindings import COVERING
 from keel.store.history import BEFORE, NEWEST_FIRST, messages
+from keel.store.hot import Hot
 from keel.store.keep import OF_CONVERSATION, kept_link
 from keel.store.sql import conversation_key, unkey
 
@@ -77,6 +78,7 @@ _RECALL = union_all(
     select(_NEWEST),
     select(_part(3), null(), null(), null(), null(), func.count()).where(*BEFORE),
 )
+_RECALL_HOT = Hot(_RECALL)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,7 +133,7 @@ def recall(
     params = {**conversation_key(conversation), "whole": "", "before": before_turn}
     parts: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
     total = 0
-    for part, a, b, c, d, e in conn.execute(_RECALL, {**params, "limit": limit}).all():
+    for part, a, b, c, d, e in _RECALL_HOT.rows(conn, {**params, "limit": limit}):
         if part == 3:
             total = int(e)
         else:

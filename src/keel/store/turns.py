@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from sqlalchemy import Connection, Insert, bindparam, select
+from sqlalchemy import Connection, bindparam, select
 
 from keel.link.values import Conversation
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.sql import conversation_key, upsert
 
 _TABLE = schema.turns
@@ -25,15 +26,16 @@ _CURRENT = select(_TABLE.c.turn).where(
 
 
 @cache
-def _next(dialect: str) -> Insert:
+def _next(dialect: str) -> Hot:
     stmt = upsert(dialect, _TABLE, keys=("bot", "chat", "thread"), set_={"turn": _TABLE.c.turn + 1})
-    return stmt.returning(_TABLE.c.turn)
+    return Hot(stmt.returning(_TABLE.c.turn), columns=("bot", "chat", "thread", "turn"))
 
 
 def next_turn(conn: Connection, conversation: Conversation) -> int:
     """Count one more turn of the conversation and return its number (1 for the first)."""
-    stmt = _next(conn.dialect.name)
-    number = conn.execute(stmt, {**conversation_key(conversation), "turn": 1}).scalar_one()
+    ((number,),) = _next(conn.dialect.name).rows(
+        conn, {**conversation_key(conversation), "turn": 1}
+    )
     return int(number)
 
 
