@@ -131,31 +131,28 @@ def recall(
     """The conversation's bindings, kept links and newest `limit` messages before
     `before_turn`, in one query."""
     params = {**conversation_key(conversation), "whole": "", "before": before_turn}
-    parts: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
-    total = 0
-    for part, a, b, c, d, e in _RECALL_HOT.rows(conn, {**params, "limit": limit}):
-        if part == 3:
-            total = int(e)
-        else:
-            parts[part].append((a, b, c, d, e))
-    bound, keeps, newest = parts
+    parts: tuple[list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [])
+    for row in _RECALL_HOT.rows(conn, {**params, "limit": limit}):
+        parts[row[0]].append(row)  # each row as read: (part, a, b, c, d, e)
+    bound, keeps, newest, counted = parts
+    total = int(counted[0][5])
     # Each part in its own query's order: bindings by (thread, bot, context), kept links
     # by (context, entity), the messages oldest first (by turn, then as recorded).
-    bound.sort(key=itemgetter(2, 3, 0))
-    keeps.sort(key=itemgetter(0, 1))
-    newest.sort(key=itemgetter(2, 3))
+    bound.sort(key=itemgetter(3, 4, 1))
+    keeps.sort(key=itemgetter(1, 2))
+    newest.sort(key=itemgetter(3, 4))
     chat = conversation.chat
     bindings = [
         Binding(context=a, entity=unkey(b), chat=chat, thread=unkey(c), bot=unkey(d))
-        for a, b, c, d, _ in bound
+        for _, a, b, c, d, _ in bound
     ]
-    kept = [kept_link(a, b, c, d, e) for a, b, c, d, e in keeps]
+    kept = [kept_link(a, b, c, d, e) for _, a, b, c, d, e in keeps]
     return Recalled(
         before_turn=before_turn,
         limit=limit,
         total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
-        history=messages(map(itemgetter(0, 1), newest)),
+        history=messages(map(itemgetter(1, 2), newest)),
         floor=min((k.until_turn for k in kept), default=None),
     )

@@ -13,12 +13,13 @@ serialise on the rows they touch.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from keel.errors import StoreError
 from keel.store import migrations as _migrations
@@ -133,7 +134,11 @@ def _take_write_lock(conn: Connection) -> None:
         # A `begin` hook that ignores STORE_BEGINS began a deferred transaction: nothing
         # has run in it yet, so end it and begin again.
         conn.exec_driver_sql("COMMIT")
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # On the driver itself, as the turn's hot statements run (keel.store.hot).
+    try:
+        driver.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance("BEGIN IMMEDIATE", (), exc, sqlite3.Error) from exc
 
 
 def _begin_reading(conn: Connection) -> None:
