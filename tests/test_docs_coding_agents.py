@@ -29,7 +29,10 @@ from pathlib import Path
 
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.types import TextContent
+from typer.core import TyperGroup
+from typer.main import get_command
 
+from keel.cli import app
 from keel.link.values import Conversation
 from keel.mcp.room import Room
 from keel.mcp.server import build_server
@@ -302,11 +305,8 @@ def test_the_worked_import_prints_what_the_page_shows(tmp_path: Path) -> None:
 def keel_line(args: list[str]) -> dict[str, object]:
     """The parameters `keel ARGS` parses to, without running it: a line the CLI refuses
     (an unknown option, a missing argument) raises its usage error here."""
-    from typer.main import get_command
-
-    from keel.cli import app
-
     group = get_command(app)
+    assert isinstance(group, TyperGroup)
     with group.make_context("keel", list(args)) as context:
         name, command, rest = group.resolve_command(context, list(args))
         assert name is not None
