@@ -14,7 +14,9 @@ examples/brain, and do what the page says of them:
 - `keel state apply` and `keel state status` do what the page says: a new database is
   built whole, a second apply runs nothing, status tells applied, changed, new and missing
   apart, a changed file makes apply exit 1 unless it only defines views and
-  `--rebuild-views` is given, and `keel doctor` warns about a file not applied yet.
+  `--rebuild-views` is given, and `keel doctor` warns about a file not applied yet;
+- the widget's frontmatter is the example brain's shopping list, `keel widget show` sends
+  the page's message, and a reply to it carries the page's numbered lines.
 
 Nothing here varies between runs; nothing is normalised."""
 
@@ -275,3 +277,45 @@ def test_keel_state_apply_and_status_do_what_the_page_says(tmp_path: Path) -> No
     code, rebuilt = state("apply brain --rebuild-views", tmp_path)
     assert (code, rebuilt["rebuilt"]) == (0, ["state/91_views.sql"])
     assert set(statuses(state("status brain", tmp_path)[1]).values()) == {"applied"}
+
+
+def plain_block(start: str) -> str:
+    (found,) = [t for lang, _, t in FENCE.findall(PAGE) if lang == "" and t.startswith(start)]
+    return found
+
+
+def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    shopping = brain / "features" / "home" / "shopping.context.md"
+    front = yaml_block("---\ndescription: The open shopping list.")
+    before = load_brain(brain).contexts["shopping"]
+    shopping.write_text(front + "Keep the list.\n", encoding="utf-8")
+    after = load_brain(brain).contexts["shopping"]
+    assert (after.widget, after.data, after.when) == (before.widget, before.data, before.when)
+
+    shown = plain_block("Shopping list\n")
+    show = re.search(
+        r"`(keel widget show BRAIN --context shopping --bot nova) --chat tg:chat:-100…`", PAGE
+    )
+    assert show
+    room = "--chat tg:chat:-1001000000001"  # the family's group, whose role admits the list
+    done = shell(f"{show[1].replace('BRAIN', 'brain')} {room} --json", tmp_path, env_for_cli())
+    assert done.returncode == 0, done.stdout + done.stderr
+    sent = json.loads(done.stdout)
+    assert sent["text"] == shown.rstrip("\n")
+
+    block = re.search(r"^  ```\n(  The message replied to.*?)^  ```$", PAGE, re.DOTALL | re.M)
+    assert block
+    lines = [line.removeprefix("  ") for line in block[1].rstrip("\n").split("\n")]
+    head, tail = lines[: lines.index("...")], lines[lines.index("...") + 1 :]
+    turn = shell(
+        f"keel turn brain --bot nova {room} --input '{tail[-1]}' --reply-to {sent['message_id']}",
+        tmp_path,
+        env_for_cli(),
+    )
+    assert turn.returncode == 0, turn.stdout + turn.stderr
+    printed = turn.stdout.splitlines()
+    at = printed.index(head[0])
+    assert printed[at : at + len(head)] == head, turn.stdout
+    rest = printed[at + len(head) :]
+    assert any(rest[n : n + len(tail)] == tail for n in range(len(rest))), turn.stdout
