@@ -280,8 +280,11 @@ def test_keel_state_apply_and_status_do_what_the_page_says(tmp_path: Path) -> No
 
 
 def plain_block(start: str) -> str:
-    (found,) = [t for lang, _, t in FENCE.findall(PAGE) if lang == "" and t.startswith(start)]
-    return found
+    found: list[str] = [
+        t for lang, _, t in FENCE.findall(PAGE) if lang == "" and t.startswith(start)
+    ]
+    assert len(found) == 1, f"the page has one plain block opening with {start!r}"
+    return found[0]
 
 
 def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) -> None:
