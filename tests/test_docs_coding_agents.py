@@ -377,3 +377,13 @@ def test_one_rule_for_two_tools_imports_once_as_the_page_shows(tmp_path: Path) -
     json_done = shell("keel import repo brain --json", tmp_path, env)
     (rule,) = json.loads(json_done.stdout)["rules"]
     assert (rule["context"], rule["also"]) == ("cursor-style", [".windsurf/rules/style.md"])
+
+
+def test_the_mcp_synopsis_names_every_option_of_keel_mcp() -> None:
+    (synopsis,) = [b for b in blocks("") if b.startswith("keel mcp BRAIN ")]
+    shown = re.findall(r"\[(--[a-z-]+)", synopsis)
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    command = group.commands["mcp"]
+    real = [o for p in command.params for o in p.opts if o.startswith("--") and o != "--help"]
+    assert shown == real
