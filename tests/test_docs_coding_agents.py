@@ -7,7 +7,12 @@ DEV_BRAIN, whose `dev` role is the page's block word for word):
 - its failures: the two commands print the page's line and exit 1, and brain code that
   raises is the page's one warning line on stderr while the hook still answers;
 - its settings files: `.claude/settings.json` installs a hook command that Claude Code
-  would run and `.mcp.json` the server the page names, each read as JSON.
+  would run and `.mcp.json` the server the page names, each read as JSON;
+- `claude mcp add` (Claude Code's CLI, not run here) registers the command `.mcp.json`
+  holds: that command parses as a `keel` command line, and started as a client starts it,
+  it serves the `dev` room's tools over stdio; the HTTP form's URL is where `--http` serves;
+- "One rule once": the same always-on rule for Cursor and Windsurf imports as one context,
+  and the report prints the page's lines.
 
 Commands run from the folder that holds `shop/`, in their own processes (no warm server,
 so the brain is read as a cold hook reads it); nothing printed varies."""
@@ -22,15 +27,20 @@ import shlex
 import sys
 from pathlib import Path
 
-from mcp import Client, MCPError
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.types import TextContent
+from typer.core import TyperGroup
+from typer.main import get_command
 
+from keel.cli import app
 from keel.link.values import Conversation
 from keel.mcp.room import Room
 from keel.mcp.server import build_server
+from keel.mcp.transports import HTTP_PATH
 from keel.runtime.engine import Engine
 from keel.tools import CODING_TOOLS
 from tests.mcp.brains import DEV_BRAIN
+from tests.mcp.launch import child_env, keel_command
 from tests.runtime.driver import copy_reference
 from tests.test_docs_tutorial import FENCE, commands, shell
 
@@ -290,3 +300,90 @@ def test_the_worked_import_prints_what_the_page_shows(tmp_path: Path) -> None:
             )
             ran += 1
     assert ran >= 12, "the worked example's commands were found"
+
+
+def keel_line(args: list[str]) -> dict[str, object]:
+    """The parameters `keel ARGS` parses to, without running it: a line the CLI refuses
+    (an unknown option, a missing argument) raises its usage error here."""
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    with group.make_context("keel", list(args)) as context:
+        name, command, rest = group.resolve_command(context, list(args))
+        assert name is not None
+        assert command is not None
+        return dict(command.make_context(name, rest, parent=context).params)
+
+
+def test_claude_mcp_add_registers_the_keel_command_of_mcp_json(tmp_path: Path) -> None:
+    added = re.findall(r"^claude mcp add .* -- (keel .*)$", PAGE, re.MULTILINE)
+    assert len(added) == 1, "one `claude mcp add ... -- keel ...` line"
+    argv = shlex.split(added[0])
+    servers = [json.loads(b) for b in blocks("json") if b.startswith('{\n  "mcpServers"')]
+    keel = servers[0]["mcpServers"]["keel"]
+    assert argv == [keel["command"], *keel["args"]], "the line and .mcp.json register one command"
+    params = keel_line(argv[1:])
+    assert (str(params["brain"]), params["role"], params["http"]) == ("brain", "dev", None)
+
+    # Started from the project's folder, as a client starts what `.mcp.json` names.
+    shop(tmp_path).rename(tmp_path / "brain")
+    server = StdioServerParameters(
+        command=keel_command()[0],
+        args=[*keel_command()[1:], *argv[1:]],
+        env=child_env(),
+        cwd=tmp_path,
+    )
+
+    async def tools() -> list[str]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return [tool.name for tool in (await session.list_tools()).tools]
+
+    listed = asyncio.run(asyncio.wait_for(tools(), 120))
+    assert {"context_turn", "context_open", "context_bind"} <= set(listed), listed
+
+
+def test_the_http_form_points_the_client_where_keel_mcp_serves() -> None:
+    served = re.search(r"start `(keel mcp brain --role dev\s+--http (\d+))`", PAGE)
+    assert served
+    assert keel_line(shlex.split(served[1])[1:])["http"] == int(served[2])
+    url = re.search(r"`claude mcp add --transport http\s+keel (\S+)`", PAGE)
+    assert url
+    assert url[1] == f"http://127.0.0.1:{served[2]}{HTTP_PATH}"
+
+
+def test_one_rule_for_two_tools_imports_once_as_the_page_shows(tmp_path: Path) -> None:
+    section = PAGE.split("### One rule once", 1)[1].split("\n### ", 1)[0]
+    (shown,) = re.findall(r"^```\n(source files:.*?)^```$", section, re.DOTALL | re.MULTILINE)
+    text = "Indent with tabs. Keep lines under 100 characters.\n"
+    files = {
+        ".cursor/rules/style.mdc": f"---\nalwaysApply: true\n---\n{text}",
+        ".windsurf/rules/style.md": f"---\ntrigger: always_on\n---\n{text}",
+    }
+    for rel, body in files.items():
+        (tmp_path / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "repo" / rel).write_text(body, encoding="utf-8")
+    env = {**environment(), "COLUMNS": "1000"}
+    assert shell("keel init brain", tmp_path, env).returncode == 0
+    done = shell("keel import repo brain", tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed, expected = lines_of(done.stdout), lines_of(shown)
+    starts = [n for n, line in enumerate(printed) if line == expected[0]]
+    assert starts, done.stdout
+    assert printed[starts[0] : starts[0] + len(expected)] == expected, done.stdout
+    also = re.search(r"\(`(# also stands for .*?)`\)", " ".join(section.split()))
+    assert also
+    made = (tmp_path / "brain/features/repo/cursor-style.context.md").read_text(encoding="utf-8")
+    assert also[1] in made.splitlines()
+    json_done = shell("keel import repo brain --json", tmp_path, env)
+    (rule,) = json.loads(json_done.stdout)["rules"]
+    assert (rule["context"], rule["also"]) == ("cursor-style", [".windsurf/rules/style.md"])
+
+
+def test_the_mcp_synopsis_names_every_option_of_keel_mcp() -> None:
+    (synopsis,) = [b for b in blocks("") if b.startswith("keel mcp BRAIN ")]
+    shown = re.findall(r"\[(--[a-z-]+)", synopsis)
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    command = group.commands["mcp"]
+    real = [o for p in command.params for o in p.opts if o.startswith("--") and o != "--help"]
+    assert shown == real

@@ -8,7 +8,15 @@ examples/brain, and do what the page says of them:
 - the scenario's `hooks:` block makes the hook the page names (`knm-practice-knm-exam-
   booked`), run as the scenario's agent with the page's prompt;
 - a view that never ends is the page's one-line stub in a real turn, with a warning that
-  names the view and the setting.
+  names the view and the setting;
+- the listing of a brain's places is examples/brain's: each place is there, files at any
+  depth under `features/` load, and files anywhere else change nothing that loads;
+- `keel state apply` and `keel state status` do what the page says: a new database is
+  built whole, a second apply runs nothing, status tells applied, changed, new and missing
+  apart, a changed file makes apply exit 1 unless it only defines views and
+  `--rebuild-views` is given, and `keel doctor` warns about a file not applied yet;
+- the widget's frontmatter is the example brain's shopping list, `keel widget show` sends
+  the page's message, and a reply to it carries the page's numbered lines.
 
 Nothing here varies between runs; nothing is normalised."""
 
@@ -20,13 +28,15 @@ import re
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from keel.brain import Brain, load_brain
-from tests.runtime.driver import copy_reference
+from tests.runtime.driver import REFERENCE, copy_reference
 from tests.test_docs_tutorial import FENCE, shell
 
 DOC = Path(__file__).parents[1] / "docs" / "content.md"
 PAGE = DOC.read_text(encoding="utf-8")
+REFERENCE_STATE = REFERENCE / "state"
 
 
 def yaml_block(start: str) -> str:
@@ -148,3 +158,167 @@ def test_a_view_past_its_read_time_is_the_page_stub(tmp_path: Path) -> None:
     turn = json.loads(done.stdout)
     assert stub in json.dumps(turn, ensure_ascii=False).replace("\\n", "\n").replace('\\"', '"')
     assert any("forever" in w and "state.readTimeoutMs" in w for w in turn["warnings"])
+
+
+def env_for_cli() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "KEEL_HOOK_SERVER": "off",
+    }
+
+
+def places() -> list[str]:
+    """The first plain block: where a brain's files are, one a line, then what they hold."""
+    listing = next(t for lang, _, t in FENCE.findall(PAGE) if lang == "")
+    return [line.split()[0] for line in listing.splitlines()]
+
+
+def loaded(brain: Path) -> tuple[object, ...]:
+    """What a brain loads to, by name: its parts, their ids, and what it skipped."""
+    got = load_brain(brain)
+    return (
+        got.manifest.name,
+        tuple(r.scope for r in got.access.rules),
+        sorted(got.contexts),
+        sorted(got.roles),
+        sorted(got.entities),
+        sorted(got.skills),
+        [f.path for f in got.state_sql],
+        got.skips,
+    )
+
+
+def test_the_listing_is_where_the_example_brain_keeps_its_files(tmp_path: Path) -> None:
+    assert places() == [
+        "constitution/MANIFEST.yaml",
+        "constitution/access.yaml",
+        "state/*.sql",
+        "features/<feature>/...",
+    ]
+    brain = copy_reference(tmp_path / "brain")
+    assert (brain / "constitution" / "MANIFEST.yaml").is_file()
+    assert (brain / "constitution" / "access.yaml").is_file()
+    assert sorted(brain.glob("state/*.sql"))
+    assert [f.path for f in load_brain(brain).state_sql] == sorted(
+        f"state/{p.name}" for p in brain.glob("state/*.sql")
+    ), "applied in name order"
+    before = loaded(brain)
+    # Anything outside the three places is ignored, whatever its name says it is.
+    for stray in ("notes/x.context.md", "x.context.md", "state/x.context.md", "README.md"):
+        (brain / stray).parent.mkdir(parents=True, exist_ok=True)
+        (brain / stray).write_text("---\nwhen: [always]\n---\nIgnored.\n", encoding="utf-8")
+    (brain / "constitution" / "x.agent.md").write_text("---\n---\nIgnored.\n", "utf-8")
+    assert loaded(brain) == before
+    # Under features/, at any depth.
+    deep = brain / "features" / "support" / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "deep.context.md").write_text("---\nwhen: [chat]\n---\nDeep.\n", encoding="utf-8")
+    assert "deep" in load_brain(brain).contexts
+
+
+def test_every_manifest_key_is_optional(tmp_path: Path) -> None:
+    assert "brain-wide settings (every key optional)" in PAGE
+    manifest = with_manifest(tmp_path, "{}\n").manifest
+    # Loaded without a problem (`with_manifest` checks), each setting left to Keel's default.
+    assert (manifest.name, manifest.contexts.chars, manifest.tenancy) == (None, None, None)
+
+
+def state(command: str, folder: Path) -> tuple[int, dict[str, Any]]:
+    done = shell(f"keel state {command} --json", folder, env_for_cli())
+    return done.returncode, json.loads(done.stdout)
+
+
+def statuses(answer: dict[str, Any]) -> dict[str, str]:
+    return {f["path"]: f["status"] for f in answer["files"]}
+
+
+def test_keel_state_apply_and_status_do_what_the_page_says(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    files = sorted(f"state/{p.name}" for p in (brain / "state").glob("*.sql"))
+    # A new database is built whole on first use: status finds every file applied.
+    code, status = state("status brain", tmp_path)
+    assert code == 0
+    assert statuses(status) == dict.fromkeys(files, "applied")
+    code, again = state("apply brain", tmp_path)
+    assert (code, again["ran"]) == (0, []), "a second apply runs nothing"
+
+    (brain / "state" / "90_new.sql").write_text("CREATE TABLE extra (id INTEGER);\n", "utf-8")
+    doctor = json.loads(shell("keel doctor brain --json", tmp_path, env_for_cli()).stdout)
+    pending = [c for c in doctor["checks"] if c["check"] == "state.pending"]
+    assert [c["subject"] for c in pending] == ["state/90_new.sql"]
+    views = brain / "state" / "91_views.sql"
+    views.write_text("CREATE VIEW extra_count AS SELECT count(*) AS n FROM extra;\n", "utf-8")
+    assert statuses(state("status brain", tmp_path)[1])["state/90_new.sql"] == "new"
+    code, ran = state("apply brain", tmp_path)
+    assert (code, ran["ran"]) == (0, ["state/90_new.sql", "state/91_views.sql"])
+    assert state("apply brain", tmp_path)[1]["ran"] == []
+
+    # An applied file that changes: reported, apply exits 1; a views-only one is rebuilt.
+    views.write_text("CREATE VIEW extra_count AS SELECT count(*) + 0 AS n FROM extra;\n", "utf-8")
+    table = brain / "state" / files[0].removeprefix("state/")
+    (tmp_path / "kept.sql").write_bytes(table.read_bytes())
+    table.write_text(table.read_text(encoding="utf-8") + "-- edited\n", encoding="utf-8")
+    last = brain / "state" / files[-1].removeprefix("state/")
+    last.unlink()
+    code, status = state("status brain", tmp_path)
+    assert code == 0
+    seen = statuses(status)
+    assert (seen[files[0]], seen[files[-1]], seen["state/91_views.sql"]) == (
+        "changed",
+        "missing",
+        "changed",
+    )
+    code, _ = state("apply brain", tmp_path)
+    assert code == 1
+    table.write_bytes((tmp_path / "kept.sql").read_bytes())
+    last.write_bytes((REFERENCE_STATE / last.name).read_bytes())
+    assert state("apply brain", tmp_path)[0] == 1, "the views file still changed"
+    code, rebuilt = state("apply brain --rebuild-views", tmp_path)
+    assert (code, rebuilt["rebuilt"]) == (0, ["state/91_views.sql"])
+    assert set(statuses(state("status brain", tmp_path)[1]).values()) == {"applied"}
+
+
+def plain_block(start: str) -> str:
+    found: list[str] = [
+        t for lang, _, t in FENCE.findall(PAGE) if lang == "" and t.startswith(start)
+    ]
+    assert len(found) == 1, f"the page has one plain block opening with {start!r}"
+    return found[0]
+
+
+def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) -> None:
+    brain = copy_reference(tmp_path / "brain")
+    shopping = brain / "features" / "home" / "shopping.context.md"
+    front = yaml_block("---\ndescription: The open shopping list.")
+    before = load_brain(brain).contexts["shopping"]
+    shopping.write_text(front + "Keep the list.\n", encoding="utf-8")
+    after = load_brain(brain).contexts["shopping"]
+    assert (after.widget, after.data, after.when) == (before.widget, before.data, before.when)
+
+    shown = plain_block("Shopping list\n")
+    show = re.search(
+        r"`(keel widget show BRAIN --context shopping --bot nova) --chat tg:chat:-100…`", PAGE
+    )
+    assert show
+    room = "--chat tg:chat:-1001000000001"  # the family's group, whose role admits the list
+    done = shell(f"{show[1].replace('BRAIN', 'brain')} {room} --json", tmp_path, env_for_cli())
+    assert done.returncode == 0, done.stdout + done.stderr
+    sent = json.loads(done.stdout)
+    assert sent["text"] == shown.rstrip("\n")
+
+    block = re.search(r"^  ```\n(  The message replied to.*?)^  ```$", PAGE, re.DOTALL | re.M)
+    assert block
+    lines = [line.removeprefix("  ") for line in block[1].rstrip("\n").split("\n")]
+    head, tail = lines[: lines.index("...")], lines[lines.index("...") + 1 :]
+    turn = shell(
+        f"keel turn brain --bot nova {room} --input '{tail[-1]}' --reply-to {sent['message_id']}",
+        tmp_path,
+        env_for_cli(),
+    )
+    assert turn.returncode == 0, turn.stdout + turn.stderr
+    printed = turn.stdout.splitlines()
+    at = printed.index(head[0])
+    assert printed[at : at + len(head)] == head, turn.stdout
+    rest = printed[at + len(head) :]
+    assert any(rest[n : n + len(tail)] == tail for n in range(len(rest))), turn.stdout

@@ -7,9 +7,13 @@
   now, row by row (the exact counts do not vary; the page rounds to 0.1 %), and its `all`
   row keeps the bounds the page says the tests hold.
 
-The speed table is not compared: its milliseconds move with the machine (as the page says).
-The workload count (15,813) is of a workload kept outside the repository, so it is not
-checked here."""
+- the cl100k paragraph's ranges are what the same measure gives against cl100k_base;
+- degenerate input counts the way the page says (a run of one letter under, of `-` over);
+- what the suite cannot reproduce is marked so on the page, naming the bench that does.
+
+The speed table is not compared: its milliseconds move with the machine. The workload count
+(15,813) is of a workload kept outside the repository; the page says so of both, and this
+checks that the bench it names is the one that states and measures them."""
 
 from __future__ import annotations
 
@@ -29,6 +33,10 @@ MESSAGES = [("system", "You are desk."), ("user", "Where is T-481?"), ("assistan
 
 
 def bench_accuracy() -> Any:
+    return bench_module().accuracy
+
+
+def bench_module() -> Any:
     spec = importlib.util.spec_from_file_location(
         "token_accuracy", ROOT / "bench" / "token_accuracy.py"
     )
@@ -36,7 +44,7 @@ def bench_accuracy() -> Any:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.accuracy
+    return module
 
 
 def test_each_setting_names_its_counter() -> None:
@@ -104,3 +112,58 @@ def test_the_o200k_table_is_what_the_corpus_measures() -> None:
     every = table["all"]
     assert every["mean_abs"] <= 0.05
     assert every["worst_under"] >= -0.15
+
+
+def percent(value: float) -> int:
+    return round(value * 100)
+
+
+def test_the_cl100k_paragraph_is_what_the_corpus_measures() -> None:
+    cl100k = TiktokenCounter.from_file(rank_dir() / "cl100k_base.tiktoken", "cl100k_base")
+    table = bench_accuracy()({"cl100k_base": cl100k})["cl100k_base"]
+
+    def span(category: str) -> str:
+        row = table[category]
+        return f"{percent(row['worst_over'])} % to {percent(row['worst_under'])} %".replace(
+            "-", "−"
+        )
+
+    def about(category: str) -> str:
+        return f"about {round(table[category]['mean'] * 10) * 10} %".replace("-", "−")
+
+    paragraph = PAGE.split("Against **cl100k_base**", 1)[1].split("\n\n", 1)[0]
+    paragraph = " ".join(paragraph.split())
+    assert f"{span('prose-latin')} on accented Latin prose" in paragraph
+    assert f"{about('cjk')} on CJK" in paragraph
+    assert f"{about('cyrillic-greek')} on Cyrillic and Greek" in paragraph
+    assert f"{span('rtl-indic-thai')} on Arabic, Hebrew, Hindi and Thai" in paragraph
+    assert "fine for English, code, JSON, tables and numbers" in paragraph
+    for category in ("prose-en", "code", "json", "tables", "numbers"):
+        assert table[category]["worst_under"] >= -0.15, category
+
+
+def test_degenerate_input_counts_as_the_page_says() -> None:
+    assert "a long run of one letter (`aaaa…`)" in PAGE
+    exact = counter_from_settings("o200k", None)
+    estimate = Estimator()
+    # Past the bound the page holds the corpus to (never more than 15 % under).
+    for under in ("a" * 4000, "é" * 2000):
+        assert estimate.count(under) < exact.count(under) * 0.85, under[:4]
+    for over in ("-" * 4000, "=" * 4000):
+        assert estimate.count(over) > exact.count(over) * 2, over[:4]
+
+
+def test_what_the_suite_cannot_reproduce_is_marked_with_the_bench_that_does() -> None:
+    paragraphs = [" ".join(p.split()) for p in PAGE.split("\n\n")]
+    marked = [p for p in paragraphs if "*Not reproduced by the test suite:*" in p]
+    assert len(marked) == 2, "the workload count and the speed table are each marked"
+    assert all("`bench/token_accuracy.py`" in text for text in marked)
+    bench = (ROOT / "bench" / "token_accuracy.py").read_text(encoding="utf-8")
+    # The bench named is the one that states the count and prints each counter's framed total.
+    stated = re.search(r"gives exactly the ([\d,]+) o200k tokens its README states", marked[0])
+    assert stated
+    assert int(stated[1].replace(",", "")) == bench_module().WORKLOAD_O200K_FRAMED
+    assert '"framed": {label: c.count_messages(messages)' in bench
+    assert "| counter | whole text | a call per message | one batch |" in bench
+    for line in re.findall(r"^    uv run (?:python|pytest) (\S+)", PAGE, re.MULTILINE):
+        assert (ROOT / line).is_file(), line

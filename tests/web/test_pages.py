@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote
+from xml.etree import ElementTree
 
 import pytest
 
@@ -218,3 +220,15 @@ def test_a_turns_sender_shows_on_its_page_and_in_its_chats_history(served: Serve
     unnamed = turn(served, {"bot": "nova", "chat": ACME, "input": "again"})
     assert unnamed["sender"] is None
     assert "from <code>" not in html(served, f"/turns/{unnamed['id']}")
+
+
+def test_every_page_declares_an_inline_icon(served: Served) -> None:
+    """A browser asks for /favicon.ico unless the page names an icon: the base template
+    names one inline, an SVG that parses, so no page costs a 404."""
+    for path in ("/", "/turns", "/login"):
+        icon = re.search(
+            r'<link rel="icon" href="data:image/svg\+xml,([^"]+)">', html(served, path)
+        )
+        assert icon, path
+        svg = ElementTree.fromstring(unquote(icon[1]))
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg"
