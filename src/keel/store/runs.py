@@ -11,6 +11,7 @@ makes a step that wrote its row in its effect's transaction run once.
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cache
@@ -21,6 +22,7 @@ from sqlalchemy import Connection, Insert, Row, Update, bindparam, delete, selec
 from keel.brain.specs import ENTITY_KINDS, EntityKind, ReachEntry
 from keel.errors import StoreError
 from keel.store import schema
+from keel.store.hot import Hot
 from keel.store.run_values import (
     RUN_STATUSES,
     STEP_STATUSES,
@@ -39,7 +41,8 @@ _EXECUTORS = schema.executors
 # The statements every step of every run executes, built once: building a statement costs
 # more than running it on SQLite, and a run's overhead is a handful of them.
 _ONE_STEP = _STEPS.c.run_id == bindparam("r"), _STEPS.c.seq == bindparam("s")
-_STEP = select(_STEPS).where(*_ONE_STEP)
+_STEP = Hot(select(_STEPS).where(*_ONE_STEP))  # each step of a run looks for its row
+_StepFound = namedtuple("_StepFound", [c.name for c in _STEPS.columns])  # type: ignore[misc]
 _SET_STATUS = update(_RUNS).where(_RUNS.c.id == bindparam("r"))
 _RUN_KEPT = ("created_at", "id")
 
@@ -51,9 +54,10 @@ def _updating(stmt: Update, columns: tuple[str, ...]) -> Update:
 
 
 @cache
-def _upsert_run(dialect: str) -> Insert:
+def _upsert_run(dialect: str) -> Hot:
     updated = [c.name for c in _RUNS.columns if c.name not in _RUN_KEPT]
-    return upsert(dialect, _RUNS, keys=("id",), update=updated)
+    stmt = upsert(dialect, _RUNS, keys=("id",), update=updated)
+    return Hot(stmt, columns=[c.name for c in _RUNS.columns])
 
 
 def dumps(value: Any) -> str:
@@ -71,15 +75,21 @@ def reach_of(data: Any) -> tuple[ReachEntry, ...]:
 
 
 @cache
-def _record_step(dialect: str) -> Insert:
-    """A step's row written over one not done, in one statement; RETURNING says whether it
-    was written (psycopg's rowcount of an upsert is not to be trusted)."""
-    stmt = dialect_insert(dialect, _STEPS)
+def _record_steps(dialect: str, count: int) -> Hot:
+    """`count` steps' rows, each written over one not done, in one statement; RETURNING
+    says which were written (psycopg's rowcount of an upsert is not to be trusted)."""
+    rows = [
+        {c.name: bindparam(f"r{i}_{c.name}", type_=c.type) for c in _STEPS.columns}
+        for i in range(count)
+    ]
+    stmt = dialect_insert(dialect, _STEPS).values(rows)
     kept = ("run_id", "seq")
     changed = {c.name: stmt.excluded[c.name] for c in _STEPS.columns if c.name not in kept}
-    return stmt.on_conflict_do_update(
-        index_elements=list(kept), set_=changed, where=_STEPS.c.status != "done"
-    ).returning(_STEPS.c.seq)
+    return Hot(
+        stmt.on_conflict_do_update(
+            index_elements=list(kept), set_=changed, where=_STEPS.c.status != "done"
+        ).returning(_STEPS.c.seq)
+    )
 
 
 @cache
@@ -91,7 +101,7 @@ def _add_run(dialect: str) -> Insert:
 
 def record_run(conn: Connection, run: RunRow) -> None:
     """Write a run's row, replacing the one with its id (a replay writes the same row)."""
-    conn.execute(_upsert_run(conn.dialect.name), _run_values(run))
+    _upsert_run(conn.dialect.name).run(conn, _run_values(run))
 
 
 def add_run(conn: Connection, run: RunRow) -> bool:
@@ -211,17 +221,19 @@ def record_step(conn: Connection, step: StepRow) -> bool:
 
     A step that is only running or waiting is replaced: it is the same step, carried on.
     """
-    return conn.execute(_record_step(conn.dialect.name), _step_values(step)).first() is not None
+    return record_steps(conn, (step,))
 
 
 def record_steps(conn: Connection, steps: Sequence[StepRow]) -> bool:
     """Write several steps' rows in one statement; False when any of them is recorded done
     already (the others are written: the caller rolls the transaction back)."""
-    if len(steps) == 1:
-        return record_step(conn, steps[0])
-    values = [_step_values(s) for s in steps]
-    # One INSERT of many rows (SQLAlchemy's "insertmanyvalues"), RETURNING each row written.
-    return len(conn.execute(_record_step(conn.dialect.name), values).all()) == len(steps)
+    values = {
+        f"r{i}_{name}": value
+        for i, step in enumerate(steps)
+        for name, value in _step_values(step).items()
+    }
+    written = _record_steps(conn.dialect.name, len(steps)).rows(conn, values)
+    return len(written) == len(steps)
 
 
 def _step_values(step: StepRow) -> dict[str, Any]:
@@ -242,8 +254,8 @@ def _step_values(step: StepRow) -> dict[str, Any]:
 
 def step(conn: Connection, run_id: str, seq: int) -> StepRow | None:
     """One step of a run, or None."""
-    row = conn.execute(_STEP, {"r": run_id, "s": seq}).one_or_none()
-    return None if row is None else _step(row)
+    found = _STEP.rows(conn, {"r": run_id, "s": seq})
+    return _step(_StepFound._make(found[0])) if found else None
 
 
 def steps(conn: Connection, run_id: str) -> tuple[StepRow, ...]:
@@ -252,7 +264,8 @@ def steps(conn: Connection, run_id: str) -> tuple[StepRow, ...]:
     return tuple(_step(row) for row in rows)
 
 
-def _step(row: Row[Any]) -> StepRow:
+def _step(row: Any) -> StepRow:
+    """A step from its row (SQLAlchemy's, or `_StepFound`)."""
     return StepRow(
         run_id=row.run_id,
         seq=int(row.seq),

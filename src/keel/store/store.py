@@ -134,17 +134,22 @@ def _take_write_lock(conn: Connection) -> None:
         # A `begin` hook that ignores STORE_BEGINS began a deferred transaction: nothing
         # has run in it yet, so end it and begin again.
         conn.exec_driver_sql("COMMIT")
-    # On the driver itself, as the turn's hot statements run (keel.store.hot).
+    _on_driver(conn, "BEGIN IMMEDIATE")
+
+
+def _on_driver(conn: Connection, sql: str) -> None:
+    """A transaction's start on SQLite's driver itself, as the turn's hot statements run
+    (keel.store.hot); its error raised as SQLAlchemy's."""
     try:
-        driver.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+        conn.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
     except sqlite3.Error as exc:
-        raise DBAPIError.instance("BEGIN IMMEDIATE", (), exc, sqlite3.Error) from exc
+        raise DBAPIError.instance(sql, (), exc, sqlite3.Error) from exc
 
 
 def _begin_reading(conn: Connection) -> None:
     # A deferred transaction: one snapshot for every read, no write lock, rolled back.
     if not getattr(conn.connection.driver_connection, "in_transaction", False):
-        conn.exec_driver_sql("BEGIN")
+        _on_driver(conn, "BEGIN")
 
 
 def _rollback(conn: Connection) -> None:
