@@ -258,7 +258,7 @@ def counted(engine: Engine, action: Callable[[], Any]) -> int:
     go to the driver unseen, alike in the run and in its turn."""
     db = engine.store.engine
     if db.dialect.name == "sqlite":
-        with traced(db) as sent:
+        with traced(db, this_thread=True) as sent:
             action()
         return len(sent)
     seen = [0]

@@ -14,6 +14,7 @@ driver (SQLite's trace callback), which sees every one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -141,15 +142,17 @@ def _failed(sql: str, values: Any, exc: Exception, dialect: Dialect) -> Statemen
 
 
 @contextmanager
-def traced(engine: Engine) -> Iterator[list[str]]:
+def traced(engine: Engine, *, this_thread: bool = False) -> Iterator[list[str]]:
     """Every statement SQLite runs on the engine's connections while the block runs, as
-    the driver sees them (this module's included; a trigger's own lines left out)."""
+    the driver sees them (this module's included; a trigger's own lines left out) — only
+    those run in this thread, with `this_thread` (a process's workers share the engine)."""
     if engine.dialect.name != "sqlite":
         raise StoreError(f"statements can be traced on SQLite only, not {engine.dialect.name}")
     sent: list[str] = []
+    here = threading.get_ident() if this_thread else None
 
     def trace(sql: str) -> None:
-        if not sql.startswith("--"):
+        if not sql.startswith("--") and here in (None, threading.get_ident()):
             sent.append(" ".join(sql.split()))
 
     def checkout(dbapi_connection: Any, *_: Any) -> None:
