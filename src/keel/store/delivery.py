@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, and_, or_, select, update
+from sqlalchemy import Connection, and_, select, update
 
 from keel.errors import StoreError
 from keel.store import schema
+from keel.store.leases import Leased
 from keel.store.sql import dialect_insert, unkey, utc
 
 DeliveryState = Literal["pending", "delivered", "failed"]
@@ -33,6 +34,13 @@ DELIVERY_STATES: tuple[DeliveryState, ...] = ("pending", "delivered", "failed")
 _MESSAGES = schema.messages
 _ORIGINS = schema.origins
 _UPDATES = schema.updates
+_OUTBOX = Leased(
+    state=_MESSAGES.c.delivery,
+    lease=_MESSAGES.c.delivery_lease,
+    attempts=_MESSAGES.c.attempts,
+    reason=_MESSAGES.c.delivery_reason,
+    what="a delivery",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +119,7 @@ def outbox(
             _MESSAGES.c.delivery == "pending",
             _MESSAGES.c.bot == bot,
             _MESSAGES.c.chat.like(f"{escaped}%", escape="\\"),
-            _free(now),
+            _OUTBOX.free(now),
         )
         .order_by(_MESSAGES.c.id)
         .limit(limit)
@@ -150,34 +158,15 @@ def _attachment(kind: str | None, path: str | None) -> Attachment | None:
 def take(conn: Connection, row: int, now: datetime, until: datetime) -> bool:
     """Take a pending message to send until `until`; False when another process holds it
     (or it is no longer pending). A process that dies holding it lets it go at `until`."""
-    done = conn.execute(
-        update(_MESSAGES)
-        .where(_MESSAGES.c.id == row, _MESSAGES.c.delivery == "pending", _free(now))
-        .values(delivery_lease=utc(until, "the end of a delivery lease"))
-    )
-    return done.rowcount > 0
-
-
-def _free(now: datetime) -> ColumnElement[bool]:
-    lease = _MESSAGES.c.delivery_lease
-    return or_(lease.is_(None), lease < utc(now, "the time the outbox is read"))
+    return _OUTBOX.take(conn, _MESSAGES.c.id == row, now, until)
 
 
 def mark_delivered(conn: Connection, row: int, surface_message_id: str) -> bool:
     """Mark a pending message delivered as `surface_message_id`; False if it was not
     pending (another process delivered it first)."""
-    done = conn.execute(
-        update(_MESSAGES)
-        .where(_MESSAGES.c.id == row, _MESSAGES.c.delivery == "pending")
-        .values(
-            delivery="delivered",
-            surface_message_id=surface_message_id,
-            attempts=_MESSAGES.c.attempts + 1,
-            delivery_reason=None,
-            delivery_lease=None,
-        )
+    return _OUTBOX.done(
+        conn, _MESSAGES.c.id == row, delivery="delivered", surface_message_id=surface_message_id
     )
-    return done.rowcount > 0
 
 
 def attempt_failed(
@@ -185,18 +174,7 @@ def attempt_failed(
 ) -> None:
     """Count a failed attempt, holding the message `until` the next one; `final` marks
     it failed with the reason."""
-    values: dict[str, Any] = {
-        "attempts": _MESSAGES.c.attempts + 1,
-        "delivery_reason": reason,
-        "delivery_lease": None if until is None else utc(until, "the end of a delivery lease"),
-    }
-    if final:
-        values["delivery"] = "failed"
-    conn.execute(
-        update(_MESSAGES)
-        .where(_MESSAGES.c.id == row, _MESSAGES.c.delivery == "pending")
-        .values(**values)
-    )
+    _OUTBOX.attempt_failed(conn, _MESSAGES.c.id == row, reason, final=final, until=until)
 
 
 def by_surface_id(conn: Connection, bot: str, chat: str, surface_message_id: str) -> str | None:

@@ -18,16 +18,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, Row, or_, select, update
+from sqlalchemy import ColumnElement, Connection, Row, select
 
 from keel.errors import StoreError
 from keel.store import schema
+from keel.store.leases import Leased
 from keel.store.sql import utc
 
 TopicState = Literal["pending", "opened", "failed"]
 TOPIC_STATES: tuple[TopicState, ...] = ("pending", "opened", "failed")
 
 _TOPICS = schema.topics
+_OPENING = Leased(
+    state=_TOPICS.c.state,
+    lease=_TOPICS.c.lease,
+    attempts=_TOPICS.c.attempts,
+    reason=_TOPICS.c.reason,
+    what="a topic's opening",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,7 +114,7 @@ def pending_topics(
             _TOPICS.c.state == "pending",
             _TOPICS.c.bot == bot,
             _TOPICS.c.chat.like(f"{escaped}%", escape="\\"),
-            _free(now),
+            _OPENING.free(now),
         )
         .order_by(_TOPICS.c.at, _TOPICS.c.thread)
         .limit(limit)
@@ -116,42 +124,19 @@ def pending_topics(
 
 def take_topic(conn: Connection, topic: Topic, now: datetime, until: datetime) -> bool:
     """Take a pending topic to open until `until`; False when another process has it."""
-    done = conn.execute(
-        update(_TOPICS)
-        .where(_key(topic), _TOPICS.c.state == "pending", _free(now))
-        .values(lease=utc(until, "the end of a topic's lease"))
-    )
-    return done.rowcount > 0
+    return _OPENING.take(conn, _key(topic), now, until)
 
 
 def topic_opened(conn: Connection, topic: Topic, surface_thread_id: str) -> bool:
     """Record the surface's thread id of an opened topic; False if it was not pending."""
-    done = conn.execute(
-        update(_TOPICS)
-        .where(_key(topic), _TOPICS.c.state == "pending")
-        .values(
-            state="opened",
-            surface_thread_id=surface_thread_id,
-            attempts=_TOPICS.c.attempts + 1,
-            reason=None,
-            lease=None,
-        )
-    )
-    return done.rowcount > 0
+    return _OPENING.done(conn, _key(topic), state="opened", surface_thread_id=surface_thread_id)
 
 
 def topic_attempt_failed(
     conn: Connection, topic: Topic, reason: str, *, final: bool, until: datetime | None = None
 ) -> None:
     """Count a failed attempt to open a topic, held `until` the next; `final` fails it."""
-    values: dict[str, Any] = {
-        "attempts": _TOPICS.c.attempts + 1,
-        "reason": reason,
-        "lease": None if until is None else utc(until, "the end of a topic's lease"),
-    }
-    if final:
-        values["state"] = "failed"
-    conn.execute(update(_TOPICS).where(_key(topic), _TOPICS.c.state == "pending").values(**values))
+    _OPENING.attempt_failed(conn, _key(topic), reason, final=final, until=until)
 
 
 def _key(topic: Topic) -> ColumnElement[bool]:
@@ -160,11 +145,6 @@ def _key(topic: Topic) -> ColumnElement[bool]:
         & (_TOPICS.c.chat == topic.chat)
         & (_TOPICS.c.thread == topic.thread)
     )
-
-
-def _free(now: datetime) -> ColumnElement[bool]:
-    lease = _TOPICS.c.lease
-    return or_(lease.is_(None), lease < utc(now, "the time the topics are read"))
 
 
 def _state(value: str, where: str) -> TopicState:
