@@ -298,7 +298,7 @@ def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) ->
     after = load_brain(brain).contexts["shopping"]
     assert (after.widget, after.data, after.when) == (before.widget, before.data, before.when)
 
-    shown = plain_block("Shopping list\n")
+    shown = plain_block("Shopping list\n1. ")
     show = re.search(
         r"`(keel widget show BRAIN --context shopping --bot nova) --chat tg:chat:-100…`", PAGE
     )
