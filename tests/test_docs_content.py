@@ -16,7 +16,8 @@ examples/brain, and do what the page says of them:
   apart, a changed file makes apply exit 1 unless it only defines views and
   `--rebuild-views` is given, and `keel doctor` warns about a file not applied yet;
 - the widget's frontmatter is the example brain's shopping list, `keel widget show` sends
-  the page's message, and a reply to it carries the page's numbered lines.
+  the page's message, and a reply to it carries the page's numbered lines;
+- a retired widget's message reads in history as the page's replaced-list block.
 
 Nothing here varies between runs; nothing is normalised."""
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from keel.brain import Brain, load_brain
+from keel.store.history import REPLACED, as_read
 from tests.runtime.driver import REFERENCE, copy_reference
 from tests.test_docs_tutorial import FENCE, shell
 
@@ -296,7 +298,7 @@ def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) ->
     after = load_brain(brain).contexts["shopping"]
     assert (after.widget, after.data, after.when) == (before.widget, before.data, before.when)
 
-    shown = plain_block("Shopping list\n")
+    shown = plain_block("Shopping list\n1. ")
     show = re.search(
         r"`(keel widget show BRAIN --context shopping --bot nova) --chat tg:chat:-100…`", PAGE
     )
@@ -322,3 +324,9 @@ def test_the_widget_is_shown_and_replied_to_as_the_page_shows(tmp_path: Path) ->
     assert printed[at : at + len(head)] == head, turn.stdout
     rest = printed[at + len(head) :]
     assert any(rest[n : n + len(tail)] == tail for n in range(len(rest))), turn.stdout
+
+
+def test_the_replaced_list_block_is_what_history_reads_of_a_retired_list() -> None:
+    (block,) = [t for _, _, t in FENCE.findall(PAGE) if REPLACED in t]
+    shown = "Shopping list\n1. oat milk · 2 cartons\n2. apples · 1 kg"
+    assert block.rstrip("\n") == as_read(shown, "replaced")

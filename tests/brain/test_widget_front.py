@@ -39,10 +39,17 @@ def test_a_widget_names_a_view_of_its_context_and_the_columns_of_a_line(
     [
         pytest.param(
             "when: [always]\ndata: [open_items]\nwidget:\n  view: closed_items\n  line: item\n",
-            4,
-            "widget view 'closed_items' is not one of this context's whole 'data:' views "
-            "(open_items) — add it to 'data:'",
+            5,
+            "'widget.view': 'closed_items' is not one of this context's whole 'data:' views "
+            "(open_items) — add it to 'data:', or name one listed there",
             id="view-not-in-data",
+        ),
+        pytest.param(
+            "when: [always]\ndata: [open_items]\nwidget: {view: open_itms, line: item}\n",
+            4,
+            "'widget.view': 'open_itms' is not one of this context's whole 'data:' views "
+            "(open_items)",
+            id="view-misspelt-on-one-line",
         ),
         pytest.param(
             "when: [reply]\nentity: ticket id\ndata:\n  - {view: steps, by: ticket_id}\n"
@@ -66,8 +73,15 @@ def test_a_widget_names_a_view_of_its_context_and_the_columns_of_a_line(
         pytest.param(
             "when: [always]\ndata: [open_items]\nwidget: lines\n",
             4,
-            "'widget'",
+            "'widget' must be a mapping of view, line and title, not 'lines' — write "
+            "'view:' and 'line:' under 'widget:'",
             id="not-a-mapping",
+        ),
+        pytest.param(
+            "when: [always]\ndata: [open_items]\nwidget:\n  view: open_items\n",
+            4,
+            "missing key 'line' under 'widget' — add 'line:' there",
+            id="no-line",
         ),
     ],
 )
@@ -84,4 +98,5 @@ def test_a_bad_widget_skips_its_context_naming_the_line(
     path, got_line, got_reason = only_skip(brain)
     assert (path, got_line) == (LIST, line), got_reason
     assert reason in got_reason
+    assert "WidgetFront" not in got_reason, "no class of Keel's own in a message"
     assert set(brain.contexts) == {"good"}

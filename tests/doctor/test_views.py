@@ -171,3 +171,14 @@ def test_a_by_view_on_a_context_without_entity_warns(write_brain: WriteBrain) ->
     finding = only(doctor(write_brain, {TICKET: ticket, ACCESS: access}), "view.by-without-entity")
     assert (finding.level, finding.file, finding.line) == ("warn", TICKET, 6)
     assert "has no `entity:`, so no link can ever carry a key to it" in finding.message
+
+
+def test_a_widget_view_the_database_lacks_names_both_places_to_fix(
+    write_brain: WriteBrain,
+) -> None:
+    front = "---\nwhen: [run]\ndata: [queu]\nwidget:\n  view: queu\n  line: subject\n---\nL.\n"
+    finding = only(doctor(write_brain, {DIGEST: front}), "view.missing")
+    assert (finding.level, finding.file, finding.line) == ("fail", DIGEST, 3)
+    assert finding.message.endswith(
+        "or fix the name in `data:` and in the widget's `view:` (line 5)"
+    ), finding.message

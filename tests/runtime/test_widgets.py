@@ -17,6 +17,7 @@ from keel.errors import Refused, UsageError
 from keel.link.values import Conversation, TurnRequest
 from keel.runtime.widgets import refresh_widgets, show_widget
 from keel.store import Store
+from keel.store.history import REPLACED
 from keel.tokens import Estimator
 from keel.tools.send import origin_of, record_send
 from keel.turn.prepare import no_tools, prepare_and_assemble
@@ -217,3 +218,24 @@ def test_a_view_that_cannot_be_read_leaves_the_list_and_says_why(
     assert edits == ()
     assert (left.message_id, left.context) == ("list-1", "shopping")
     assert "home_shopping_open" in left.reason
+
+
+def test_a_reply_turn_reads_a_retired_list_as_replaced_not_its_old_numbers(
+    reference_brain: Brain, reference_store: Store
+) -> None:
+    show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW)
+    tick_off(reference_store, 1)
+    _, second = show_widget(
+        reference_brain, reference_store, FAMILY, "shopping", message_id="list-2", at=NOW
+    )
+    request = TurnRequest(
+        conversation=FAMILY, now=NOW + timedelta(hours=1), input="2 done", reply_to=("list-2",)
+    )
+    prepared, _ = prepare_and_assemble(
+        reference_brain, reference_store, request, Estimator(), no_tools
+    )
+    assert [m.text for m in prepared.history] == [
+        f"Shopping list\n{REPLACED}",
+        second,
+    ], "only the live list's lines are numbered"
+    assert prepared.replied_lines == (("shopping", second),)

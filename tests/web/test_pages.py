@@ -232,3 +232,27 @@ def test_every_page_declares_an_inline_icon(served: Served) -> None:
         assert icon, path
         svg = ElementTree.fromstring(unquote(icon[1]))
         assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_a_chats_history_shows_a_widget_as_its_list_line_by_line(served: Served) -> None:
+    family = {"bot": "nova", "chat": "tg:chat:-1001000000001"}
+    for message in ("list-1", "list-2"):
+        answer = served.client.post(
+            "/v1/widgets", json=family | {"context": "shopping", "message_id": message}
+        )
+        assert answer.status_code == 200, answer.text
+    page = html(served, f"/chat?chat={family['chat']}")
+    items = re.findall(r"<li class=\"([^\"]*)\">(.*?)</li>", page, re.DOTALL)
+    (old, live) = [(c, body) for c, body in items if "Shopping list" in body]
+    assert "widget · replaced by a newer list" in old[1]
+    assert "widget shopping</span>" in live[1]
+    assert "assistant" not in old[1] + live[1], "a widget is no turn's message"
+    assert "widget" in live[0].split()
+    lines = re.search(r'<span class="lines">(.*?)</span>', live[1], re.DOTALL)
+    assert lines is not None
+    assert lines.group(1) == (
+        "Shopping list\n1. oat milk · 2 cartons\n2. apples · 1 kg\n3. dishwasher tabs\n"
+        "4. birthday candles · 12"
+    )
+    css = served.client.get("/static/keel.css").text
+    assert re.search(r"\.lines\s*\{[^}]*white-space:\s*pre-line", css)

@@ -7,6 +7,7 @@ unchanged edits nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from keel.brain.specs import ContextSpec, WidgetSpec
@@ -20,6 +21,7 @@ MAX_LINES = 100
 # Well inside a Telegram message (4,096 UTF-16 units), so an edit is always one message.
 MAX_CHARS = 3500
 NO_LINES = "(no lines)"
+_NUMBERED = re.compile(r"\d+\. ")
 
 
 def widget_text(context: ContextSpec, widget: WidgetSpec, rows: ViewRows) -> str:
@@ -67,6 +69,12 @@ def replied_lines(
         for o in origins
         if o.widget is not None and o.message_id in texts
     )
+
+
+def numbered(text: str) -> int:
+    """How many numbered lines a widget's text shows (its title and its count of the rest
+    are not lines)."""
+    return sum(1 for line in text.splitlines()[1:] if _NUMBERED.match(line))
 
 
 def lines_note(replied: Iterable[tuple[str, str]]) -> str:

@@ -97,7 +97,7 @@ def validation_errors(
             line=locator.line(prefix + loc) if prefix + loc else None,
         )
         for d in kept[:MAX_PROBLEMS]
-        for loc in [_data_loc(d["loc"])]
+        for loc in [_data_loc(d["loc"]) + _at(d)]
     ]
     found.sort(key=lambda e: e.line or 0)
     if len(kept) > MAX_PROBLEMS:
@@ -109,6 +109,12 @@ def validation_errors(
             )
         )
     return found
+
+
+def _at(detail: ErrorDetails) -> tuple[str, ...]:
+    """The key inside the value that a validator's error is about (its `at`), if named."""
+    at = (detail.get("ctx") or {}).get("at")
+    return (at,) if isinstance(at, str) else ()
 
 
 def _split(loc: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], str | int]:
@@ -145,7 +151,7 @@ def _message(
             )
         return f"unknown key '{key}'{where}{did_you_mean(key, known)}"
     if kind == "missing":
-        return f"missing key '{_key_path(full)}' — add it to the frontmatter"
+        return _missing(full)
     if kind == "literal_error":
         words = _literal_words(model, loc)
         if loc and loc[0] == "when":
@@ -160,9 +166,35 @@ def _message(
         )
     if kind in _BOUNDS:
         return _out_of_range(_key_path(full), seen, detail, *_BOUNDS[kind])
-    if kind == "model_type" and not loc:
-        return "the frontmatter must be a mapping of keys to values"
+    if kind == "model_type":
+        return _not_a_mapping(model, loc, full, seen)
     return f"'{_key_path(full)}' {_lower_first(detail['msg'])} (got {_show(seen)})"
+
+
+def _missing(full: tuple[str | int, ...]) -> str:
+    if len(full) > 1:
+        key = short(full[-1])
+        return f"missing key '{key}' under '{_key_path(full[:-1])}' — add '{key}:' there"
+    return f"missing key '{_key_path(full)}' — add it to the frontmatter"
+
+
+def _not_a_mapping(
+    model: type[BaseModel], loc: tuple[str | int, ...], full: tuple[str | int, ...], seen: Any
+) -> str:
+    """A value that must be a mapping of a model's keys (pydantic would name the model's
+    class, which means nothing in a brain's file)."""
+    if not loc:
+        return "the frontmatter must be a mapping of keys to values"
+    keys = _keys_at(model, loc)
+    fields = [f for m in _models_in(_annotation_at(model, loc)) for f in m.model_fields.items()]
+    needed = [f"'{name}:'" for name, field in fields if field.is_required()]
+    fix = f" — write {_and(needed)} under '{short(full[-1])}:'" if needed else ""
+    return f"'{_key_path(full)}' must be a mapping of {_and(keys)}, not {_show(seen)}{fix}"
+
+
+def _and(words: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), *words[-1:])))
 
 
 def _out_of_range(key: str, seen: Any, detail: ErrorDetails, bound: str, words: str) -> str:

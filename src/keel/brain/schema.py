@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from keel.brain import limits
 from keel.brain.schedule import cron_problem
@@ -276,9 +277,12 @@ class ContextFront(Strict):
         ]
         if value.view not in whole:
             listed = ", ".join(whole) or "none"
-            raise ValueError(
-                f"widget view '{value.view}' is not one of this context's whole 'data:' "
-                f"views ({listed}) — add it to 'data:', or name one listed there"
+            # `at`: the message names, and points at, the widget's `view:` line.
+            raise PydanticCustomError(
+                "value_error",
+                f"'{value.view}' is not one of this context's whole 'data:' views ({listed}) "
+                "— add it to 'data:', or name one listed there",
+                {"at": "view"},
             )
         return value
 

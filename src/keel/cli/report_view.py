@@ -148,6 +148,8 @@ def print_explanation(out: Console, explanation: Explanation) -> None:
     """`explain`: one row per context of the brain, and why."""
     ident = "dry run, nothing recorded" if explanation.dry_run else f"id {explanation.id}"
     out.print(f"[bold]turn {explanation.turn}[/] ({ident}) · role [cyan]{explanation.role}[/]")
+    for context, lines in explanation.replied_lines:
+        out.print(f"replied to widget {context}: its {plural(lines, 'line')}, numbered as shown")
     table = _table("context", "status", "why")
     for row in explanation.rows:
         status = row.status

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -28,13 +30,28 @@ RUNS_DROP = ("run", "chat", "error", "started")
 STATUS_STYLE = {"done": "green", "failed": "red", "waiting": "yellow"}
 
 
-def indented(text: str, indent: int = 2) -> Table:
-    """`text` as a block whose wrapped lines stay under its first (a grid, not a prefix)."""
-    grid = Table.grid()
-    grid.add_column(width=indent)
-    grid.add_column(overflow="fold")
-    grid.add_row("", Text(text))
-    return grid
+def indented(text: str, indent: int = 2) -> Indented:
+    """`text` as a block whose wrapped lines stay under its first."""
+    return Indented(Text(text), indent)
+
+
+@dataclass(frozen=True, slots=True)
+class Indented:
+    """A text indented, each line wrapped under its start and ended where its words end:
+    a grid would pad every line to the terminal's width with spaces, which a copied list
+    (a widget's lines) would carry along."""
+
+    text: Text
+    indent: int
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        margin = Segment(" " * self.indent)
+        width = max(1, options.max_width - self.indent)
+        for line in self.text.wrap(console, width, overflow="fold"):
+            line.rstrip()
+            yield margin
+            yield from line.render(console, end="")
+            yield Segment.line()
 
 
 def one_line(text: str) -> str:

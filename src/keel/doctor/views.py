@@ -68,11 +68,12 @@ def _against_schema(scope: Scope) -> Iterator[Finding]:
         for ref in context.data:
             line = scope.lines.item(context.path, "data", is_view(ref.view))
             if not schema.has(ref.view):
+                fix = _missing_fix(ref.view, defined, _widget_view(scope, context, ref.view))
                 yield found(
                     "view.missing",
                     f"context '{ident}'",
                     f"'{ident}' carries view '{ref.view}', which the database lacks"
-                    f"{maybe(ref.view, schema.names)} — {_missing_fix(ref.view, defined)}",
+                    f"{maybe(ref.view, schema.names)} — {fix}",
                     file=context.path,
                     line=line,
                 )
@@ -112,7 +113,15 @@ def _widget_lines(scope: Scope, schema: Schema) -> Iterator[Finding]:
             )
 
 
-def _missing_fix(view: str, defined: Mapping[str, str]) -> str:
+def _widget_view(scope: Scope, context: ContextSpec, view: str) -> str:
+    """Where else the context names `view`: its widget's `view:`, when the widget shows it."""
+    if context.widget is None or context.widget.view != view:
+        return ""
+    line = scope.lines.key(context.path, "widget", "view")
+    return " and in the widget's `view:`" + (f" (line {line})" if line is not None else "")
+
+
+def _missing_fix(view: str, defined: Mapping[str, str], also: str = "") -> str:
     """What to do about a missing view: apply the file that defines it, or write one."""
     home = defined.get(view) or defined.get(view.lower())
     if home is not None:
@@ -120,7 +129,7 @@ def _missing_fix(view: str, defined: Mapping[str, str]) -> str:
             f"{home} defines it but this database has not applied it: run "
             "`keel state apply BRAIN` (with --db URL for another database)"
         )
-    return "create it in state/*.sql and apply it, or fix the name in `data:`"
+    return f"create it in state/*.sql and apply it, or fix the name in `data:`{also}"
 
 
 def _unchecked(scope: Scope) -> Finding:

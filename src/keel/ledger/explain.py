@@ -78,6 +78,8 @@ class Explanation:
     role: str
     dry_run: bool
     rows: tuple[ExplainRow, ...]
+    # The widgets the turn replied to: (context, how many numbered lines it carried).
+    replied_lines: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +87,7 @@ class Explanation:
             "turn": self.turn,
             "role": self.role,
             "dry_run": self.dry_run,
+            "replied_lines": [{"context": c, "lines": n} for c, n in self.replied_lines],
             "contexts": [r.to_json() for r in self.rows],
         }
 
@@ -123,6 +126,7 @@ def explain(brain: Brain, journal: TurnJournal) -> Explanation:
         role=journal.role,
         dry_run=journal.id is None,
         rows=tuple(rows),
+        replied_lines=journal.widget_lines,
     )
 
 

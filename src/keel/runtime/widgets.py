@@ -115,6 +115,7 @@ def show_widget(
             thread=conversation.thread,
             context=context.id,
             keep=message_id,
+            at=at,
         )
     return origin, text
 

@@ -1,7 +1,8 @@
 """The history log: every message of a conversation, by turn, for the `history` section.
 
 One row per message: the turn's input ('user') and each message the bot sent there
-('assistant'), with the time, the text and the platform's message id when it is known.
+('assistant'), with the time, the text and the platform's message id when it is known. A
+widget's message a later one replaced reads as its title and `REPLACED`, not its old lines.
 Within a turn, messages keep the order they were recorded in.
 
 `history` answers with one query on the (conversation, turn, id) index: the newest
@@ -55,8 +56,11 @@ BEFORE = (
     _TABLE.c.turn < bindparam("before"),
 )
 NEWEST_FIRST = (_TABLE.c.turn.desc(), _TABLE.c.id.desc())
+# What history shows of a widget's message a later one of the same list replaced, under
+# the list's title: its old numbers would read as current beside the live list's.
+REPLACED = "(list replaced — see the current list)"
 _HISTORY = (
-    select(_TABLE.c.speaker, _TABLE.c.text)
+    select(_TABLE.c.speaker, _TABLE.c.text, _TABLE.c.replaced_at)
     .where(*BEFORE)
     .order_by(*NEWEST_FIRST)
     .limit(bindparam("limit"))
@@ -124,7 +128,16 @@ def history(
         return ()
     params = {**conversation_key(conversation), "before": before_turn, "limit": limit}
     rows = conn.execute(_HISTORY, params).all()
-    return messages((row.speaker, row.text) for row in rows[::-1])
+    return messages((speaker, as_read(text, replaced)) for speaker, text, replaced in rows[::-1])
+
+
+def as_read(text: str, replaced: object) -> str:
+    """A message's text as history reads it: a widget's message that was `replaced` (not
+    None), as its title and `REPLACED`."""
+    if replaced is None:
+        return text
+    title = text.partition("\n")[0]
+    return f"{title}\n{REPLACED}"
 
 
 def replied(conn: Connection, bot: str, chat: str, ids: Iterable[str]) -> dict[str, str]:

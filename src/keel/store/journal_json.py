@@ -84,6 +84,12 @@ def data_json(journal: TurnJournal) -> dict[str, Any]:
         ],
         "fit": asdict(journal.fit) if journal.fit is not None else None,
         "counter": journal.counter,
+        # Only a reply to a widget's: a journal of any other turn reads as before.
+        **(
+            {"widget_lines": [{"context": c, "lines": n} for c, n in journal.widget_lines]}
+            if journal.widget_lines
+            else {}
+        ),
     }
 
 
@@ -143,6 +149,7 @@ def journal_from_json(
         sections=_sections(data["sections"], replay),
         fit=Fit(**fit) if fit is not None else None,
         counter=data["counter"],
+        widget_lines=tuple((w["context"], int(w["lines"])) for w in data.get("widget_lines", ())),
         replay=_replay(replay) if replay is not None else None,
     )
 

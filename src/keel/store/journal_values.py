@@ -120,6 +120,8 @@ class TurnJournal:
     sections: tuple[SectionSize, ...] = ()
     fit: Fit | None = None
     counter: str | None = None
+    # The widgets the turn replied to, each (context, how many numbered lines it carried).
+    widget_lines: tuple[tuple[str, int], ...] = ()
     # None when only the summary was read (listing turns, reports).
     replay: JournalReplay | None = None
 

@@ -37,6 +37,18 @@ _SENDER = (
     .scalar_subquery()
     .label("sender")
 )
+_ORIGINS = schema.origins
+# The context a live widget's message shows (its origin's mark), for a bot's message.
+_WIDGET = (
+    select(_ORIGINS.c.widget)
+    .where(
+        _ORIGINS.c.bot == _MESSAGES.c.bot,
+        _ORIGINS.c.chat == _MESSAGES.c.chat,
+        _ORIGINS.c.message_id == _MESSAGES.c.message_id,
+    )
+    .scalar_subquery()
+    .label("widget")
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +65,10 @@ class LoggedMessage:
     message_id: str | None = None
     # Who spoke, for a person's message whose turn named its sender.
     sender: str | None = None
+    # The context a live widget's message shows; and whether the message is a widget's
+    # that a later one of the same list replaced.
+    widget: str | None = None
+    replaced: bool = False
 
 
 def chat_messages(
@@ -66,7 +82,7 @@ def chat_messages(
     """The chat's newest `limit` messages (any bot and thread unless named), oldest first."""
     if limit < 0:
         raise StoreError(f"a limit of {limit} messages is negative — pass 0 or more")
-    query = select(_MESSAGES, _SENDER).where(_MESSAGES.c.chat == chat)
+    query = select(_MESSAGES, _SENDER, _WIDGET).where(_MESSAGES.c.chat == chat)
     if bot is not None:
         query = query.where(_MESSAGES.c.bot == bot)
     if thread is not None:
@@ -83,6 +99,8 @@ def chat_messages(
             text=row.text,
             message_id=row.message_id,
             sender=row.sender,
+            widget=row.widget,
+            replaced=row.replaced_at is not None,
         )
         for row in reversed(rows.all())
     )

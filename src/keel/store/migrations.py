@@ -395,6 +395,12 @@ def _keel_widgets(conn: Connection) -> None:
     Index(None, origins.c.widget).create(conn)
 
 
+def _keel_replaced_widgets(conn: Connection) -> None:
+    """A widget's message records when a later one replaced it, so history can say so."""
+    moment = "TIMESTAMP WITH TIME ZONE" if conn.dialect.name == "postgresql" else "DATETIME"
+    conn.execute(text(f"ALTER TABLE keel_messages ADD COLUMN replaced_at {moment}"))
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0001_keel_tables", _keel_tables),
     ("0002_keel_messages", _keel_messages),
@@ -408,6 +414,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("0010_keel_topics", _keel_topics),
     ("0011_keel_attachments", _keel_attachments),
     ("0012_keel_widgets", _keel_widgets),
+    ("0013_keel_replaced_widgets", _keel_replaced_widgets),
 )
 
 

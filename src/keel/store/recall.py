@@ -16,13 +16,22 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, literal_column, null, select, union_all
+from sqlalchemy import (
+    Connection,
+    bindparam,
+    case,
+    func,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 
 from keel.assemble.values import Message
 from keel.link.values import Binding, Conversation, KeptLink
 from keel.store import schema
 from keel.store.bindings import COVERING
-from keel.store.history import BEFORE, NEWEST_FIRST, messages
+from keel.store.history import BEFORE, NEWEST_FIRST, as_read, messages
 from keel.store.hot import Hot
 from keel.store.keep import OF_CONVERSATION, kept_link
 from keel.store.sql import conversation_key, unkey
@@ -38,8 +47,8 @@ def _part(number: int) -> Any:
 
 # Built once. Each part puts its values in columns a..e: bindings (context, entity,
 # thread, bot), kept links (context, entity, kind, feature, until_turn), the newest
-# messages (speaker, text, turn, id), then how many messages there are before the turn
-# in all (e) — counted on the index alone, as `history_count` does.
+# messages (speaker, text, turn, id, replaced), then how many messages there are before
+# the turn in all (e) — counted on the index alone, as `history_count` does.
 # Nothing is sorted in SQL but the newest messages, which the index gives in order: a
 # window or a sort of the whole union cost SQLite more than the rest of the query, and
 # each part's few rows are put in their order here (`recall`), as each part's own query
@@ -51,7 +60,8 @@ _NEWEST = (
         _MESSAGES.c.text.label("b"),
         _MESSAGES.c.turn.label("c"),
         _MESSAGES.c.id.label("d"),
-        null().label("e"),
+        # 1 for a widget's message a later one replaced (`as_read`), else null.
+        case((_MESSAGES.c.replaced_at.is_not(None), literal_column("1")), else_=null()).label("e"),
     )
     .where(*BEFORE)
     .order_by(*NEWEST_FIRST)
@@ -153,6 +163,6 @@ def recall(
         total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
-        history=messages(map(itemgetter(1, 2), newest)),
+        history=messages((a, as_read(b, e)) for _, a, b, _, _, e in newest),
         floor=min((k.until_turn for k in kept), default=None),
     )

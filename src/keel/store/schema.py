@@ -158,6 +158,9 @@ messages = Table(
     # When Keel last changed the text of a message already recorded (a widget's lines);
     # a delivered message edited goes back to 'pending', and the surface edits it in place.
     Column("edited_at", UTCDateTime, nullable=True),
+    # When a later message of the same widget retired this one (since 0013): history then
+    # shows that the list was replaced, not its old numbered lines.
+    Column("replaced_at", UTCDateTime, nullable=True),
     # History reads one conversation's turns before a given one, newest first.
     Index(None, "bot", "chat", "thread", "turn", "id"),
     # A native reply names the surface's id of the message it answers.

@@ -540,12 +540,13 @@ class Tx:
             return _widgets.live_widgets(conn)
 
     def retire_widgets(
-        self, *, bot: str, chat: str, thread: str | None, context: str, keep: str
+        self, *, bot: str, chat: str, thread: str | None, context: str, keep: str, at: datetime
     ) -> int:
-        """Make the room's earlier widgets of `context` (all but message `keep`) ordinary."""
+        """Make the room's earlier widgets of `context` (all but message `keep`) ordinary,
+        marked replaced at `at`."""
         with self._doing(f"retire the earlier {context} widgets in {chat}") as conn:
             return _widgets.retire_widgets(
-                conn, bot=bot, chat=chat, thread=thread, context=context, keep=keep
+                conn, bot=bot, chat=chat, thread=thread, context=context, keep=keep, at=at
             )
 
     def edit_message(self, row: int, text: str, at: datetime) -> bool:

@@ -3,7 +3,8 @@
 A widget is a sent message whose origin names a context (`keel_origins.widget`). In one
 room (bot, chat, thread) one message per context is the live widget: showing the list
 again retires the earlier one (`retire_widgets`), which from then on is an ordinary
-message, pruned by age as any other. A live widget is kept at any age.
+message, pruned by age as any other, and marked replaced: history shows that the list was
+replaced instead of its old numbers. A live widget is kept at any age.
 
 An edit changes a recorded message's text in place (`edit_message`) and stamps
 `edited_at`. A message already delivered goes back to `pending` with its surface id
@@ -77,21 +78,34 @@ def live_widgets(conn: Connection) -> tuple[LiveWidget, ...]:
 
 
 def retire_widgets(
-    conn: Connection, *, bot: str, chat: str, thread: str | None, context: str, keep: str
+    conn: Connection,
+    *,
+    bot: str,
+    chat: str,
+    thread: str | None,
+    context: str,
+    keep: str,
+    at: datetime,
 ) -> int:
-    """Make every widget of `context` in this room but message `keep` an ordinary message;
-    return how many."""
-    result = conn.execute(
-        update(_ORIGINS)
-        .where(
-            _ORIGINS.c.bot == bot,
-            _ORIGINS.c.chat == chat,
-            _ORIGINS.c.thread == key(thread, "the widget's thread"),
-            _ORIGINS.c.widget == context,
-            _ORIGINS.c.message_id != keep,
-        )
-        .values(widget=None)
+    """Make every widget of `context` in this room but message `keep` an ordinary message,
+    its message marked replaced at `at`; return how many."""
+    earlier = (
+        _ORIGINS.c.bot == bot,
+        _ORIGINS.c.chat == chat,
+        _ORIGINS.c.thread == key(thread, "the widget's thread"),
+        _ORIGINS.c.widget == context,
+        _ORIGINS.c.message_id != keep,
     )
+    conn.execute(
+        update(_MESSAGES)
+        .where(
+            _MESSAGES.c.bot == bot,
+            _MESSAGES.c.chat == chat,
+            _MESSAGES.c.message_id.in_(select(_ORIGINS.c.message_id).where(*earlier)),
+        )
+        .values(replaced_at=utc(at, "the widget's replacement time"))
+    )
+    result = conn.execute(update(_ORIGINS).where(*earlier).values(widget=None))
     return int(result.rowcount)
 
 

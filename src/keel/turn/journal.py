@@ -60,9 +60,11 @@ def journal_of(
     assembly: Assembly | None = None,
     code: tuple[CodeAnswer, ...] = (),
     rendered: Mapping[tuple[str, str | None], RenderAnswer] | None = None,
+    widget_lines: tuple[tuple[str, int], ...] = (),
 ) -> TurnJournal:
     """What the journal keeps of one prepared turn (its id is given when it is written):
-    `reach` is the run's as linking resolved it, `catalog` the turn's."""
+    `reach` is the run's as linking resolved it, `catalog` the turn's, `widget_lines` the
+    widgets it replied to and how many lines each carried."""
     sections = rendered or {}
     candidates = []
     for link in result.links:
@@ -97,6 +99,7 @@ def journal_of(
         sections=_sections(assembly) if assembly is not None else (),
         fit=assembly.fit if assembly is not None else None,
         counter=assembly.counter if assembly is not None else None,
+        widget_lines=widget_lines,
         replay=JournalReplay(stored=stored, candidates=tuple(candidates), renders=renders),
     )
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from keel.assemble.values import Assembly, Message
+from keel.assemble.widgets import numbered
 from keel.assemble.widgets import replied_lines as replied_lines_of
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
@@ -238,6 +239,7 @@ def prepare_in(
         assembly=assembly,
         code=journaled(asked),
         rendered=rendered.answers,
+        widget_lines=tuple((c, numbered(text)) for c, text in replied_lines),
     )
     ident = tx.record_turn(
         TurnRecords(

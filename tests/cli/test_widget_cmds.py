@@ -1,0 +1,58 @@
+"""`keel widget show` and a reply to the list it shows, as people read them at 80 columns:
+the list's lines as written, and `keel explain` saying the reply carried them."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_report_cmds import shown
+from tests.runtime.driver import Keel, keel_on
+from tests.test_docs_content import PAGE as CONTENT_PAGE
+
+FAMILY = ("--bot", "nova", "--chat", "tg:chat:-1001000000001")
+
+
+@pytest.fixture
+def keel(tmp_path: Path, sqlite_url: str) -> Keel:
+    return keel_on(tmp_path, sqlite_url)
+
+
+def test_show_prints_the_lines_as_the_chat_reads_them_with_no_padding(keel: Keel) -> None:
+    out = shown(keel, "widget show", "--context", "shopping", *FAMILY, "--message-id", "list-1")
+    assert out == (
+        "sent list-1 · widget shopping\n"
+        "  Shopping list\n"
+        "  1. oat milk · 2 cartons\n"
+        "  2. apples · 1 kg\n"
+        "  3. dishwasher tabs\n"
+        "  4. birthday candles · 12\n"
+    )
+
+
+def test_a_long_line_wraps_under_its_indent_with_no_padding(keel: Keel) -> None:
+    item = " ".join(["wholegrain"] * 12)  # 131 characters: wraps at 80 columns
+    keel.json("state apply")
+    with sqlite3.connect(keel.db.removeprefix("sqlite:///")) as db:
+        db.execute("UPDATE home_shopping_items SET item = ? WHERE item_id = 1", (item,))
+    out = shown(keel, "widget show", "--context", "shopping", *FAMILY)
+    lines = out.splitlines()
+    assert all(line == line.rstrip() for line in lines), lines
+    assert lines[2].startswith("  1. wholegrain")
+    assert lines[3].startswith("  wholegrain"), "a wrapped line stays under its start"
+
+
+def test_explain_says_a_reply_carried_the_widget_lines(keel: Keel) -> None:
+    keel.json("widget show", "--context", "shopping", *FAMILY, "--message-id", "list-1")
+    reply = keel.turn(*FAMILY, "--reply-to", "list-1", "--input", "2 done")
+    explained = keel.json("explain", str(reply.data["id"]))
+    assert explained["replied_lines"] == [{"context": "shopping", "lines": 4}]
+    out = shown(keel, "explain", str(reply.data["id"]))
+    said = "replied to widget shopping: its 4 lines, numbered as shown"
+    assert f"{said}\n" in out
+    assert f"`{said}`" in CONTENT_PAGE, "docs/content.md shows the line as printed"
+    plain = keel.turn(*FAMILY, "--input", "and milk")
+    assert keel.json("explain", str(plain.data["id"]))["replied_lines"] == []
+    assert "replied to widget" not in shown(keel, "explain", str(plain.data["id"]))
