@@ -163,6 +163,6 @@ def recall(
         total=total,
         bindings=tuple(bindings),
         kept=tuple(kept),
-        history=messages((a, as_read(b, e)) for _, a, b, _, _, e in newest),
+        history=messages((a, b if e is None else as_read(b, e)) for _, a, b, _, _, e in newest),
         floor=min((k.until_turn for k in kept), default=None),
     )
