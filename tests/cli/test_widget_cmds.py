@@ -56,3 +56,16 @@ def test_explain_says_a_reply_carried_the_widget_lines(keel: Keel) -> None:
     plain = keel.turn(*FAMILY, "--input", "and milk")
     assert keel.json("explain", str(plain.data["id"]))["replied_lines"] == []
     assert "replied to widget" not in shown(keel, "explain", str(plain.data["id"]))
+
+
+def test_state_apply_edits_a_widget_whose_lines_its_files_changed(keel: Keel) -> None:
+    keel.json("widget show", "--context", "shopping", *FAMILY, "--message-id", "list-1")
+    (keel.brain / "state" / "90_more.sql").write_text(
+        "INSERT INTO home_shopping_items VALUES (6, 'coffee', '1 bag', 'Mila', '2025-04-14', 0);\n"
+    )
+    applied = keel.json("state apply")
+    assert applied["ran"] == ["state/90_more.sql"]
+    (edit,) = applied["widgets"]["edited"]
+    assert (edit["message_id"], edit["context"]) == ("list-1", "shopping")
+    assert edit["text"].endswith("\n5. coffee · 1 bag")
+    assert keel.json("state apply")["widgets"] == {"edited": [], "left": []}, "nothing ran"

@@ -17,6 +17,7 @@ from rich.text import Text
 from keel.cli.options import BrainArg, DbOpt, JsonOpt, open_engine
 from keel.cli.root import app, console, emit_json, guard
 from keel.cli.status import EXIT_FAILED
+from keel.cli.widget_view import print_refreshed, refreshed_json
 from keel.state.files import StateFile, StateReport
 
 state_app = typer.Typer(help="The brain's state database.", no_args_is_help=True)
@@ -46,6 +47,8 @@ def state_apply(
     def body() -> None:
         with open_engine(brain, db) as engine:
             report = engine.apply_state(rebuild_views=rebuild_views)
+            # What ran may have changed the rows a widget shows: edit each that changed.
+            edits, left = engine.refresh_widgets() if report.ran or report.rebuilt else ((), ())
         outcome.append(report)
         if as_json:
             emit_json(
@@ -55,10 +58,12 @@ def state_apply(
                     "adopted": list(report.adopted),
                     "rebuilt": list(report.rebuilt),
                     "files": [_file_json(f) for f in report.files],
+                    "widgets": refreshed_json(edits, left),
                 }
             )
         else:
             _print_report(console(), report)
+            print_refreshed(console(), edits, left)
 
     guard(as_json, body)
     if outcome and outcome[0].changed:

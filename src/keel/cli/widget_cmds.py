@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from keel.cli.options import (
     AtOpt,
@@ -23,6 +22,7 @@ from keel.cli.options import (
 )
 from keel.cli.root import app, console, emit_json, guard
 from keel.cli.run_view import indented
+from keel.cli.widget_view import print_refreshed, refreshed_json
 from keel.link.values import Conversation
 
 widget_app = typer.Typer(
@@ -88,18 +88,10 @@ def widget_refresh(
         with open_engine(brain, db) as engine:
             edits, left = engine.refresh_widgets(at=parse_at(at))
         if as_json:
-            emit_json({"edited": [e.to_json() for e in edits], "left": [w.to_json() for w in left]})
+            emit_json(refreshed_json(edits, left))
             return
-        out = console()
-        for edit in edits:
-            out.print(f"edited [bold]{edit.message_id}[/] in {edit.chat} · widget {edit.context}")
-            out.print(indented(edit.text))
-        for kept in left:
-            out.print(
-                f"[yellow]left[/] {kept.message_id} in {kept.chat} · widget {kept.context} as "
-                f"last shown: {escape(kept.reason)}"
-            )
+        print_refreshed(console(), edits, left)
         if not edits and not left:
-            out.print("no widget's lines changed")
+            console().print("no widget's lines changed")
 
     guard(as_json, body)
