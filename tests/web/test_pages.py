@@ -256,3 +256,18 @@ def test_a_chats_history_shows_a_widget_as_its_list_line_by_line(served: Served)
     )
     css = served.client.get("/static/keel.css").text
     assert re.search(r"\.lines\s*\{[^}]*white-space:\s*pre-line", css)
+
+
+def test_a_turn_replying_to_a_widget_says_so_on_its_page(served: Served) -> None:
+    family = {"bot": "nova", "chat": "tg:chat:-1001000000001"}
+    shown = served.client.post("/v1/widgets", json=family | {"context": "shopping"})
+    assert shown.status_code == 200, shown.text
+    sent = shown.json()["message_id"]
+    reply = served.client.post("/v1/turns", json=family | {"input": "2 done", "reply_to": [sent]})
+    assert reply.status_code == 200, reply.text
+    page = html(served, f"/turns/{reply.json()['id']}")
+    said = re.search(r'<p class="replied-widget">(.*?)</p>', page, re.DOTALL)
+    assert said is not None
+    assert said.group(1) == (
+        "replied to widget <code>shopping</code>: its 4 lines, numbered as shown"
+    )
