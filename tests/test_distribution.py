@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from importlib.metadata import requires
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -43,3 +44,13 @@ def test_every_install_hint_names_this_distribution_and_a_real_extra() -> None:
     assert len(found) >= 6  # the errors of serve, mcp, postgres, providers, exact, toktok
     wrong = [(f, d, x) for f, d, x in found if d != "keel-engine" or not set(x) <= extras]
     assert wrong == []
+
+
+def test_the_readme_says_the_base_install_has_the_postgresql_driver() -> None:
+    # psycopg comes with DBOS, a dependency of the base install: the extra only pins it.
+    assert any(d.startswith("dbos") for d in PROJECT["dependencies"])
+    dbos = requires("dbos") or []
+    assert any(re.match(r"psycopg\b", r) and "extra ==" not in r for r in dbos), dbos
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "The base install already has the PostgreSQL driver" in readme
+    assert "`postgres` adds only a pin of psycopg's version" in readme

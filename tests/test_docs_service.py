@@ -285,3 +285,44 @@ def test_the_seed_example_is_a_seed_the_reference_brain_plays(tmp_path: Path) ->
     seed = read_seed(brain)
     assert seed is not None
     assert [n for n, _ in seed.numbered(runs=True)] == [4, 5]
+
+
+# A role, said as the page's Errors table and the README say it: in a turn's body, and named
+# by a read. Each is asked of the API, and the row of the status it answers must name it.
+ROLE_ASKED: list[tuple[str, str, dict[str, Any], str]] = [
+    ("POST", "/v1/turns", {"json": {"bot": "nova", "chat": "c", "role": "nosuch"}}, "in a body"),
+    ("GET", "/v1/report", {"params": {"role": "nosuch"}}, "the role of `GET /v1/report`"),
+]
+
+
+def error_rows() -> dict[int, str]:
+    """The Errors table's rows, each status's texts joined."""
+    table = DOC.read_text(encoding="utf-8").split("### Errors", 1)[1].split("\n\n", 2)[1]
+    rows: dict[int, str] = {}
+    for line in table.splitlines()[2:]:
+        status, when = line.split("|")[1:3]
+        rows[int(status)] = rows.get(int(status), "") + when
+    return rows
+
+
+def test_the_errors_table_and_the_readme_give_a_role_the_status_the_api_answers(
+    tmp_path: Path,
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from keel.web.serving import build_service
+
+    brain = copy_reference(tmp_path / "brain")
+    url = f"sqlite:///{(tmp_path / 'k.db').as_posix()}"
+    svc, application = build_service(brain, url, seed=False, worker=False, env={})
+    rows = error_rows()
+    try:
+        with TestClient(application) as client:
+            for method, path, request, said in ROLE_ASKED:
+                status = client.request(method, path, **request).status_code
+                assert said in rows[status], (method, path, status, rows[status])
+    finally:
+        svc.engine.close()
+    readme = " ".join((DOC.parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "a bad body a 422 naming the field (an unknown role or run in a turn's body" in readme
+    assert "missing turn or role a 404" not in readme

@@ -169,7 +169,8 @@ def run_page(folder: Path) -> Ran:
         for number, block in enumerate(blocks):
             if block.file is not None:
                 target = folder / block.file
-                target.parent.mkdir(parents=True, exist_ok=True)
+                # As a reader's editor would: the page's own steps must make the folder.
+                assert target.parent.is_dir(), f"no folder for {block.file} yet on the page"
                 target.write_text(block.text, encoding="utf-8")
             elif block.lang == "console":
                 for command in commands(block.text):
@@ -247,6 +248,14 @@ def test_every_block_of_the_tutorial_prints_what_the_page_shows(tmp_path: Path) 
     assert "Reproduced; fix ships Friday" in json.dumps(ran.model_bodies[1])
     answers = [sent for sent in ran.bot.sent() if sent.get("reply_parameters")]
     assert [(a["chat_id"], a["text"]) for a in answers] == [("-1001", SCRIPT[1].text)]
+    # Step 5 approved the card before it went out: it goes as text, without buttons, as
+    # the page says.
+    cards = [sent for sent in ran.bot.sent() if "Approve? Send to" in sent["text"]]
+    assert [card.get("reply_markup") for card in cards] == [None]
+    page = " ".join(DOC.read_text(encoding="utf-8").split())
+    assert "(the card, as text without buttons since step 5 approved it already," in page
+    # Step 6's T-3 rides only because step 4 made its link: what it prints says kept.
+    assert "('ticket', 'T-3', 'kept')]" in page
 
 
 def test_the_page_asks_for_the_telegram_message_the_test_sends() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, overload
 
+from keel.errors import UsageError
 from keel.runtime.models import (
     AnthropicModel,
     AsyncAnthropicModel,
@@ -45,6 +46,7 @@ def openai(
 ) -> OpenAIChatModel | AsyncOpenAIChatModel:
     """Chat Completions through `openai.OpenAI` (for `turn`) or `openai.AsyncOpenAI`
     (for `aturn`); `max_output` defaults to the output reserve the fit check kept."""
+    _check_client(client, "openai", "chat.completions.create", "openai.OpenAI()")
     from openai import AsyncOpenAI  # the caller's client needed it already: no extra cost
 
     if isinstance(client, AsyncOpenAI):
@@ -65,11 +67,25 @@ def anthropic(
 ) -> AnthropicModel | AsyncAnthropicModel:
     """Messages through `anthropic.Anthropic` (for `turn`) or `anthropic.AsyncAnthropic`
     (for `aturn`); `max_output` defaults to the output reserve the fit check kept."""
+    _check_client(client, "anthropic", "messages.create", "anthropic.Anthropic()")
     from anthropic import AsyncAnthropic
 
     if isinstance(client, AsyncAnthropic):
         return AsyncAnthropicModel(client=client, model=model_name, max_output=max_output)
     return AnthropicModel(client=client, model=model_name, max_output=max_output)
+
+
+def _check_client(client: object, adapter: str, call: str, example: str) -> None:
+    """A `UsageError` now for a client without the call the adapter makes: else the turn
+    would fail later, on an AttributeError far from the mistake."""
+    target: object = client
+    for name in call.split("."):
+        target = getattr(target, name, None)
+    if not callable(target):
+        raise UsageError(
+            f"keel.models.{adapter}() was given {type(client).__name__!r}, which has no "
+            f"{call}() — pass the SDK's client, such as {example} or its async twin"
+        )
 
 
 def scripted(steps: Iterable[Step]) -> ScriptedModel:

@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from keel import models
+from keel.assemble.values import ModelStep
 from keel.cli import app
+from keel.runtime.engine import Engine
 from tests.runtime.driver import Keel, keel_on
 
 ACME = "tg:chat:-1002000000101"
@@ -71,6 +74,16 @@ def test_turns_list_newest_first_with_what_each_carried(keel: Keel) -> None:
     out = shown(keel, "turns")
     assert "client-desk  client" in out
     assert "bookkeeper   chase" in out
+
+
+def test_messages_lists_an_answer_recorded_without_a_message_id(keel: Keel) -> None:
+    # `engine.turn` records its answer with no message id: the surface gives none.
+    answer = models.scripted([ModelStep(text="Paid in full on Monday.")])
+    with Engine(keel.brain, keel.db) as engine:
+        engine.turn(bot="nova", chat=ACME, text="was it paid?", model=answer)
+    listed = keel.json("messages", "--chat", ACME)["messages"]
+    assert [(m["message_id"], m["text"]) for m in listed] == [(None, "Paid in full on Monday.")]
+    assert "Paid in full on Monday." in shown(keel, "messages", "--chat", ACME)
 
 
 def test_history_lists_a_chats_messages_oldest_first(keel: Keel) -> None:

@@ -205,6 +205,11 @@ def test_a_refusal_exits_3_with_the_reason(
             r"no role given and access\.yaml has no rule .* — name a role \(keel turn --role",
             id="no-role-and-no-rule",
         ),
+        pytest.param(
+            ["--bot", "dsek", "--chat", "nowhere"],
+            r"for bot 'dsek' in chat 'nowhere' \(did you mean bot 'desk'\?\) — name a role",
+            id="misspelt-bot",
+        ),
     ],
 )
 def test_a_usage_error_exits_2_with_one_line(
@@ -219,6 +224,19 @@ def test_a_usage_error_exits_2_with_one_line(
     assert result.stderr.count("error: ") == 1, result.stderr
     assert all(len(line) <= 80 for line in result.stderr.splitlines()), "wrapped at the width"
     assert re.search(message, joined(result.stderr)), result.stderr
+
+
+def test_a_misspelt_role_in_access_yaml_names_its_line(keel: Keel) -> None:
+    access = keel.brain / "constitution" / "access.yaml"
+    text = access.read_text(encoding="utf-8").replace("{ role: support }", "{ role: suport }")
+    access.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "suport" in row)
+    result = keel.invoke("turn", "--bot", "desk", "--chat", SHOPPER)
+    assert result.exit_code == 2, result.output
+    assert (
+        "no role 'suport' in this brain — did you mean 'support'? (given at "
+        f"constitution/access.yaml:{line} — fix the name there)"
+    ) in joined(result.stderr)
 
 
 def test_a_usage_error_records_no_turn(keel: Keel) -> None:

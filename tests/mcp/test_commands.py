@@ -153,13 +153,15 @@ def test_a_room_access_yaml_refuses_exits_3(
     assert served == []
 
 
+@pytest.mark.parametrize("args", [[], ["--bot", "nobody"]], ids=["role", "no-role"])
 def test_without_the_sdk_it_says_which_extra_to_install(
-    dev_brain: Path, monkeypatch: pytest.MonkeyPatch
+    dev_brain: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("keel.mcp.server", "keel.mcp.transports"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    result = runner.invoke(app, ["mcp", str(dev_brain)])
+    # The hint comes first: a room without a role would be refused only after it.
+    result = runner.invoke(app, ["mcp", str(dev_brain), *args])
     assert (result.exit_code, result.stdout) == (2, "")
     assert "keel mcp needs the MCP SDK — pip install 'keel-engine[mcp]'" in result.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import httpx2
@@ -83,6 +84,15 @@ def test_turn_refuses_an_async_client_and_says_to_await_aturn(engine: Engine) ->
     )
     with pytest.raises(UsageError, match=r"async model client — await engine\.aturn"):
         engine.turn(bot="nova", chat=ACME, text="hi", model=model)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "call"),
+    [(keel.models.openai, "chat.completions.create"), (keel.models.anthropic, "messages.create")],
+)
+def test_an_adapter_refuses_a_client_without_the_call_it_makes(adapter: Any, call: str) -> None:
+    with pytest.raises(UsageError, match=rf"given 'object', which has no {call}\(\) — pass"):
+        adapter(object(), "x")
 
 
 def test_the_answer_carries_the_sends_and_the_refused_calls(engine: Engine) -> None:

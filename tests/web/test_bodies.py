@@ -159,3 +159,24 @@ def test_a_body_that_is_not_json_is_422_with_the_reason(
     [found] = answer.json()["detail"]
     assert (found["loc"][0], found["type"]) == ("body", "json_invalid"), found
     assert said in found["msg"], found
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="no-content-type"),
+        pytest.param({"content-type": "text/plain"}, id="text-plain"),
+    ],
+)
+def test_a_json_body_sent_without_its_content_type_says_to_send_it_as_json(
+    served: Served, headers: dict[str, str]
+) -> None:
+    answer = served.client.post(
+        "/v1/turns", content=b'{"bot": "nova", "chat": "c", "input": "hi"}', headers=headers
+    )
+    assert answer.status_code == 422, (answer.status_code, answer.text[:300])
+    [found] = answer.json()["detail"]
+    assert found["loc"] == ["body"], found
+    assert found["msg"] == (
+        "the body was not read as JSON: send it with the header content-type: application/json"
+    ), found

@@ -48,7 +48,11 @@ def test_the_reference_seed_plays_every_worked_example(
         # Its runs wait for a runs worker, which only a served app hosts (tests below).
         later = len(seed.numbered(runs=True))
         assert later >= 4
-        assert seeded.note.endswith(f"; {later} run steps wait for the runs worker")
+        # Counted out of every step, as the dashboard counts once the runs have started.
+        assert seeded.note == (
+            f"played {seeded.played} of {len(seed.steps)} steps; "
+            f"{later} run steps wait for the runs worker"
+        )
         assert claimed.seed is not None
         # Nothing warned of: the refusals the seed shows on purpose are said as such.
         assert [r.message for r in caplog.records if r.levelno >= logging.WARNING] == []
@@ -282,6 +286,8 @@ def test_a_new_database_opens_on_the_seeds_runs_done_and_one_waiting_on_a_card(
     numbers = [n for n, _ in opened.seed.numbered(runs=True)]
     total = len(opened.seed.steps)
     assert opened.service.seeded == Seeded(played=total, note=f"played {total} of {total} steps")
+    # The System page counts the steps the seed's note counts.
+    assert f"The reference seed played {total} steps" in opened.client.get("/").text
     runs = {n: opened.settled(opened.seeded_id(n), ("done", "failed", "waiting")) for n in numbers}
     assert {runs[n]["run"]: runs[n]["status"] for n in numbers} == {
         "heartbeat:invoice-chase": "done",
@@ -380,7 +386,8 @@ def test_a_server_without_a_worker_skips_the_run_steps_with_one_note(
     assert seed is not None
     played, later = len(seed.numbered(runs=False)), len(seed.numbered(runs=True))
     assert svc.seeded.played == played
-    assert svc.seeded.note.startswith(f"played {played} of {played} steps; {later} run steps ")
+    total = len(seed.steps)
+    assert svc.seeded.note.startswith(f"played {played} of {total} steps; {later} run steps ")
     assert said in svc.seeded.note
     notes = [r.getMessage() for r in caplog.records if "run step" in r.getMessage()]
     assert len(notes) == 1, notes

@@ -138,12 +138,12 @@ def test_serve_seeds_a_new_database_and_asks_for_its_token(tmp_path: Path) -> No
         )
         assert answer.status_code == 413, answer.text
     assert server.process.returncode == 0, server.output
-    assert "seed: played 70 of 70 steps" in server.output
+    assert "seed: played 70 of 74 steps; 4 run steps wait" in server.output
     assert (brain / ".keel" / "keel.db").exists()
     # A pipe gets the seed's progress as lines; the refusals the seed shows on purpose are
     # said as such, never warned of; the address comes once the server listens.
     out = server.output
-    assert out.index("starting: brain") < out.index("seed: played 17 of 70 steps")
+    assert out.index("starting: brain") < out.index("seed: played 18 of 74 steps")
     assert out.count("refused, as the seed expects") == 3, out
     assert "WARNING" not in out, out
     assert out.index("Uvicorn running on") < out.index(f"dashboard: {server.base}/")

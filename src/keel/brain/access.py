@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -23,9 +24,10 @@ from pydantic import ValidationError
 
 from keel.brain import schema
 from keel.brain.constitution import TEMPLATES, Access, ChatRule, FailedRule
-from keel.brain.document import Locator, parse_yaml
+from keel.brain.document import Locator, decode, locate, parse_yaml
 from keel.brain.limits import MAX_CHAT_ID_CHARS
 from keel.brain.problems import did_you_mean, short, validation_errors
+from keel.brain.reading import read_file
 from keel.brain.specs import Skip
 from keel.errors import ContentError
 
@@ -301,3 +303,23 @@ def _chat_problems(reader: _Rules, loc: Loc, chat_key: str | int | None) -> list
 
 def _dotted(loc: Loc) -> str:
     return short(".".join(str(step) for step in loc), 120)
+
+
+# -- where a rule sits, for messages that point at it ----------------------------------
+
+
+def rule_loc(rule: ChatRule) -> Loc:
+    """Where the rule sits in access.yaml."""
+    if rule.is_group:
+        return ("bots", rule.bot, "chats", rule.scope)
+    return ("bots", rule.bot, rule.scope)
+
+
+def role_line(root: Path, path: str, rule: ChatRule) -> int | None:
+    """The line of the rule's `role:` in access.yaml, or None when the file cannot be read
+    now. The file is read again: only an error about the rule needs the line."""
+    try:
+        text = decode(path, read_file(str(root), path))
+    except (OSError, ContentError):
+        return None
+    return locate(text, (*rule_loc(rule), "role"))

@@ -63,6 +63,7 @@ def mcp_server(
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="keel mcp: %(levelname)s %(message)s"
     )
+    _require_sdk()
     room = Room(
         conversation=Conversation(bot=bot, chat=chat, thread=thread),
         role=role,
@@ -87,6 +88,22 @@ def mcp_server(
         engine.close()
 
 
+def _require_sdk() -> None:
+    """Exit with the extra to install when the MCP SDK is missing — first, before the
+    brain, the role or the database: nothing else can be fixed to make the command work."""
+    try:
+        import anyio  # noqa: F401
+
+        import keel.mcp.server
+        import keel.mcp.transports  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("mcp", "anyio"):
+            raise
+        # Written plainly: the error printer reads markup, and would eat the brackets.
+        sys.stderr.write("error: keel mcp needs the MCP SDK — pip install 'keel-engine[mcp]'\n")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
 def _serve(engine: Engine, room: Room, http: int | None) -> None:
     # The role is resolved on every call, but a room without one is refused before serving,
     # and a database out of reach fails now rather than on every call.
@@ -99,17 +116,11 @@ def _serve(engine: Engine, room: Room, http: int | None) -> None:
             resolved.id,
             resolved.agent,
         )
-    try:
-        import anyio
+    import anyio  # `mcp_server` checked the SDK is there
 
-        from keel.mcp.server import build_server
-        from keel.mcp.transports import serve_http, serve_stdio
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] not in ("mcp", "anyio"):
-            raise
-        # Written plainly: the error printer reads markup, and would eat the brackets.
-        sys.stderr.write("error: keel mcp needs the MCP SDK — pip install 'keel-engine[mcp]'\n")
-        raise typer.Exit(EXIT_USAGE) from None
+    from keel.mcp.server import build_server
+    from keel.mcp.transports import serve_http, serve_stdio
+
     server = build_server(engine, room)
     if http is None:
         anyio.run(serve_stdio, server)

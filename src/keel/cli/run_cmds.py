@@ -400,7 +400,7 @@ def messages(
         out = console()
         for m in sent:
             reach = ", ".join(r.context + (f"={r.entity}" if r.entity else "") for r in m.reach)
-            head = Text(m.message_id, style="bold")
+            head = Text(m.message_id or "(no message id)", style="bold")
             head.append(f" · {m.run or '-'} · reach {reach or '-'}")
             if m.thread:
                 head.append(f" · thread {m.thread}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from keel.brain.access import rule_loc
 from keel.brain.constitution import ChatRule, FailedRule
 from keel.doctor.findings import Finding, found
 from keel.doctor.scope import Scope
@@ -19,7 +20,7 @@ def check(scope: Scope) -> Iterator[Finding]:
     yield from _failures(scope)
     path = scope.brain.access.path
     for rule in scope.brain.access.rules:
-        loc = _loc(rule)
+        loc = rule_loc(rule)
         subject = _subject(rule)
         if rule.role is not None and rule.role not in scope.brain.roles:
             why = scope.absent("role", ".agent.md", rule.role, scope.brain.roles)
@@ -105,13 +106,6 @@ def _refused(failure: FailedRule) -> str:
     if failure.scope == "dm":
         return f"bot '{failure.bot}' answers no direct message that has no rule of its own"
     return f"bot '{failure.bot}' answers no chat that has no rule of its own"
-
-
-def _loc(rule: ChatRule) -> tuple[str, ...]:
-    """Where the rule sits in access.yaml."""
-    if rule.is_group:
-        return ("bots", rule.bot, "chats", rule.scope)
-    return ("bots", rule.bot, rule.scope)
 
 
 def _subject(rule: ChatRule) -> str:

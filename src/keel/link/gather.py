@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from keel.brain.constitution import Room
+from keel.brain.access import role_line
+from keel.brain.constitution import ChatRule, Room
 from keel.brain.knobs import TurnSettings, turn_settings
-from keel.brain.problems import did_you_mean
+from keel.brain.problems import did_you_mean, suggest
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry, RoleSpec
 from keel.errors import Refused, UsageError
@@ -70,17 +71,40 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None, room: Room
     if name is None:
         rule = room.rule
         if rule is None or rule.role is None:
+            near = _near_bot(brain, conversation.bot)
             raise UsageError(
                 f"no role given and access.yaml has no rule with a role for bot "
-                f"'{conversation.bot}' in chat '{conversation.chat}' — name a role (keel "
-                "turn --role, `role` in POST /v1/turns or the try form) or add a rule for "
-                "the chat in access.yaml"
+                f"'{conversation.bot}' in chat '{conversation.chat}'{near} "
+                "— name a role (keel turn --role, `role` in POST /v1/turns or the try form) "
+                "or add a rule for the chat in access.yaml"
             )
-        name = rule.role
+        role = brain.roles.get(rule.role)
+        if role is None:
+            raise no_role(brain, rule.role, given_at=_given_at(brain, rule))
+        return role
     role = brain.roles.get(name)
     if role is None:
         raise no_role(brain, name)
     return role
+
+
+def _near_bot(brain: Brain, bot: str) -> str:
+    """` (did you mean bot 'x'?)` when access.yaml has no rule for `bot` but one for a
+    bot of a close name: a misspelt --bot reads as a room with no rule."""
+    bots = {r.bot for r in brain.access.rules} | {f.bot for f in brain.access.failed}
+    if bot in bots:
+        return ""
+    near = suggest(bot, bots)
+    return f" (did you mean bot '{near}'?)" if near is not None else ""
+
+
+def _given_at(brain: Brain, rule: ChatRule) -> str | None:
+    """`constitution/access.yaml:LINE` of the rule's `role:`, as doctor points at it."""
+    path = brain.access.path
+    if path is None:
+        return None
+    line = role_line(brain.root, path, rule)
+    return path if line is None else f"{path}:{line}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

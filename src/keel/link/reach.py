@@ -36,9 +36,10 @@ def find_run(brain: Brain, run: RunRef) -> EntitySpec:
     raise UsageError(f"no {run.kind} '{run.id}' in this brain{did_you_mean(run.id, same_kind)}")
 
 
-def no_role(brain: Brain, name: str) -> UsageError:
+def no_role(brain: Brain, name: str, *, given_at: str | None = None) -> UsageError:
     """Why `name` is no role of this brain: its file is there but did not load (and why),
-    or no file names it (with the nearest real one)."""
+    or no file names it (with the nearest real one); `given_at` is the file and line that
+    named it, when a file did."""
     file = f"{name}.agent.md"
     skip = next((s for s in brain.skips if s.path.rpartition("/")[2] == file), None)
     if skip is not None:
@@ -46,7 +47,8 @@ def no_role(brain: Brain, name: str) -> UsageError:
             f"role '{name}': its file {skip.path} did not load — {_where(skip)}{skip.reason}; "
             "fix it (`keel doctor <brain>` lists every file that did not load)"
         )
-    return UsageError(f"no role '{name}' in this brain{did_you_mean(name, brain.roles)}")
+    where = f" (given at {given_at} — fix the name there)" if given_at else ""
+    return UsageError(f"no role '{name}' in this brain{did_you_mean(name, brain.roles)}{where}")
 
 
 def _skipped(brain: Brain, run: RunRef) -> Skip | None:

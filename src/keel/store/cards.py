@@ -242,9 +242,10 @@ def has_message(conn: Connection, conversation: Conversation, message_id: str) -
 def sent_messages(
     conn: Connection, chat: str | None = None, *, run_id: str | None = None, limit: int = 50
 ) -> tuple[SentMessage, ...]:
-    """The newest messages the bot sent with an id, oldest first, each with the origin
-    recorded for it (none for a message sent outside a run): in `chat`, or by the run
-    `run_id` (whose messages' ids are `<run id>:<step>`)."""
+    """The newest messages the bot sent, oldest first, each with the origin recorded for it
+    (none for a message sent outside a run): in `chat`, or by the run `run_id` (whose
+    messages' ids are `<run id>:<step>`). An answer recorded with no message id (an
+    `engine.turn` answer, which no surface sent) is listed in its chat too."""
     if limit < 0:
         raise StoreError(f"a limit of {limit} messages is negative — pass 0 or more")
     joined = _MESSAGES.outerjoin(
@@ -275,10 +276,7 @@ def sent_messages(
             _MESSAGES.c.surface_message_id,
         )
         .select_from(joined)
-        .where(
-            _MESSAGES.c.speaker == "assistant",
-            _MESSAGES.c.message_id.is_not(None),
-        )
+        .where(_MESSAGES.c.speaker == "assistant")
         .order_by(_MESSAGES.c.at.desc(), _MESSAGES.c.id.desc())
         .limit(limit)
     )

@@ -134,7 +134,8 @@ class SentMessage:
 
     bot: str
     chat: str
-    message_id: str
+    # None for an answer recorded with no id (an `engine.turn` answer no surface sent).
+    message_id: str | None
     text: str
     at: datetime
     thread: str | None = None

@@ -75,21 +75,36 @@ async def _store(_: Request, exc: Exception) -> KeelJSON:
     return _answer(503, {"detail": str(exc)})
 
 
-async def _invalid(_: Request, exc: Exception) -> KeelJSON:
+async def _invalid(request: Request, exc: Exception) -> KeelJSON:
     """The body or query did not validate: each problem with where it is (no input echo)."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    as_json = "json" in request.headers.get("content-type", "")
     detail = [
-        {"loc": [str(part) for part in e.get("loc", ())], "msg": _said(e), "type": e.get("type")}
+        {
+            "loc": [str(part) for part in e.get("loc", ())],
+            "msg": _said(e, as_json=as_json),
+            "type": e.get("type"),
+        }
         for e in errors
     ]
     return _answer(422, {"detail": detail})
 
 
-def _said(error: Mapping[str, Any]) -> Any:
-    """A problem's message; a body that is not JSON says the parser's reason too."""
+# What a whole body that is no object fails with: without a JSON content-type, the body
+# is never parsed, so a JSON object sent so fails as "not a dictionary".
+_NOT_AN_OBJECT = frozenset({"model_attributes_type", "dict_type"})
+
+
+def _said(error: Mapping[str, Any], *, as_json: bool) -> Any:
+    """A problem's message; a body that is not JSON says the parser's reason too, and one
+    sent without a JSON content-type says to send it with one."""
     reason = (error.get("ctx") or {}).get("error")
     if error.get("type") == "json_invalid" and isinstance(reason, str):
         return f"{error.get('msg')}: {reason}"
+    if not as_json and error.get("type") in _NOT_AN_OBJECT and tuple(error["loc"]) == ("body",):
+        return (
+            "the body was not read as JSON: send it with the header content-type: application/json"
+        )
     return error.get("msg")
 
 

@@ -245,7 +245,8 @@ def seed_once(
     if claim is not None:
         return Claimed(seeded=Seeded(note=claim))
     played = play(engine, seed, moment, progress=progress)
-    note = f"played {played} of {len(seed.numbered(runs=False))} steps"
+    # Counted out of every step, run steps too: the dashboard counts the runs started.
+    note = f"played {played} of {len(seed.steps)} steps"
     LOG.info("%s: %s", SEED_FILE, note)
     later = len(seed.numbered(runs=True))
     if later:
@@ -284,8 +285,8 @@ def play(engine: Engine, seed: Seed, now: datetime, *, progress: Progress | None
             played += _step(engine, step, number, at)
         except KeelError as exc:
             LOG.warning("seed step %s skipped: %s", number, exc)
-        if progress is not None:
-            progress(index + 1, len(steps))
+        if progress is not None:  # out of every step, as the seed's note counts
+            progress(index + 1, len(seed.steps))
     return played
 
 
@@ -406,7 +407,9 @@ def play_runs(runs: RunsBackend, claimed: Claimed) -> Seeded:
             LOG.exception("seed step %s skipped: its run could not start", number)
     LOG.info("%s: started the runs of %s of %s run steps", SEED_FILE, started, len(steps))
     played = claimed.seeded.played + started
-    return Seeded(played=played, note=f"played {played} of {len(seed.steps)} steps")
+    note = f"played {played} of {len(seed.steps)} steps"
+    LOG.info("%s: %s", SEED_FILE, note)
+    return Seeded(played=played, note=note)
 
 
 def skip_runs(claimed: Claimed, reason: str) -> Seeded:
@@ -418,7 +421,7 @@ def skip_runs(claimed: Claimed, reason: str) -> Seeded:
     skipped = plural(len(seed.numbered(runs=True)), "run step")
     LOG.info("%s: %s not played: %s", SEED_FILE, skipped, reason)
     played = claimed.seeded.played
-    note = f"played {played} of {len(seed.numbered(runs=False))} steps; {skipped} skipped: {reason}"
+    note = f"played {played} of {len(seed.steps)} steps; {skipped} skipped: {reason}"
     return Seeded(played=played, note=note)
 
 
