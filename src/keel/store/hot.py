@@ -29,6 +29,7 @@ from sqlalchemy.sql.selectable import ReturnsRows
 from keel.errors import StoreError
 
 _Processor = Callable[[Any], Any] | None
+_REQUIRED = object()  # a parameter the caller must give: the statement has no value for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class _Form:
 
     sql: str
     positional: bool
-    # (name, its bind processor, the value it has when the caller gives none)
+    # (name, its bind processor, the value it has when the caller gives none, or _REQUIRED)
     binds: tuple[tuple[str, _Processor, Any], ...]
     results: tuple[_Processor, ...]
 
@@ -45,6 +46,10 @@ class _Form:
         given = []
         for name, process, fixed in self.binds:
             value = params.get(name, fixed)
+            if value is _REQUIRED:
+                raise StoreError(
+                    f"no value for the parameter {name!r} of `{self.sql}` — pass it by that name"
+                )
             given.append(value if process is None else process(value))
         if self.positional:
             return given
@@ -125,7 +130,7 @@ def _compile(statement: Executable, dialect: Dialect, columns: list[str] | None)
         bind = compiled.binds[name]
         if bind.expanding:
             raise StoreError(f"a hot statement cannot take a list for {name!r} — run it as usual")
-        fixed = None if bind.required else bind.effective_value
+        fixed = _REQUIRED if bind.required else bind.effective_value
         process = bind.type.dialect_impl(dialect).bind_processor(dialect)
         binds.append((name, process, fixed))
     results = tuple(
