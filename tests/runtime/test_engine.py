@@ -140,8 +140,16 @@ def test_a_binding_for_every_bot_acts_as_the_chats_ruled_bot_without_a_role(
     assert engine.unbind(context="ticket", chat=FORUM, thread="77") == (
         f"unbound ticket in {FORUM} thread 77"
     )
-    with pytest.raises(UsageError, match=r"no role given .* name a role \(keel turn --role"):
-        engine.bind(context="ticket", entity="T-481", chat="tg:chat:-1009", thread="1")
+    # A chat no group rule names: the bots' default rules decide, the first whose role
+    # admits the context (desk's support admits the ticket; no default role the client).
+    elsewhere = "tg:chat:-1009"
+    said = engine.bind(context="ticket", entity="T-481", chat=elsewhere, thread="1")
+    assert said == f"bound ticket in {elsewhere} thread 1"
+    assert engine.unbind(context="ticket", chat=elsewhere, thread="1") == (
+        f"unbound ticket in {elsewhere} thread 1"
+    )
+    with pytest.raises(Refused, match="role 'support' does not list 'client'"):
+        engine.bind(context="client", entity="acme", chat=elsewhere)
 
 
 def test_open_reads_a_context_as_the_agent_would_and_holds_the_pin(engine: Engine) -> None:

@@ -415,16 +415,27 @@ class Engine:
         tool: str,
         arguments: Mapping[str, Any],
     ) -> str:
-        actor = bot or (self._chat_bot(chat) if role is None else None) or DEFAULT_BOT
+        context = str(arguments["context"])
+        actor = bot or (self._chat_bot(chat, context) if role is None else None) or DEFAULT_BOT
         conversation = Conversation(bot=actor, chat=chat, thread=thread)
         request = TurnRequest(conversation=conversation, now=datetime.now(UTC), role=role)
         return self.call(request, tool, arguments)
 
-    def _chat_bot(self, chat: str) -> str | None:
-        """A call made for every bot acts as the first bot (by name) whose rule for `chat`
-        names a role: its role's capabilities decide, as they would in that chat."""
-        ruled = sorted(r.bot for r in self.brain.access.group_rules(chat) if r.role is not None)
-        return ruled[0] if ruled else None
+    def _chat_bot(self, chat: str, context: str) -> str | None:
+        """A call made for every bot acts as a bot whose rule for `chat` names a role — a
+        group rule for that chat, else a bot's default rule — the first by name whose role
+        admits `context`, else the first: its role's capabilities decide, as they would in
+        that chat."""
+        access, roles = self.brain.access, self.brain.roles
+        ruled = {r.bot: r.role for r in access.group_rules(chat) if r.role is not None}
+        if not ruled:
+            for bot in sorted({r.bot for r in access.rules}):
+                rule = access.rule_for(bot, chat)
+                if rule is not None and rule.role is not None:
+                    ruled[bot] = rule.role
+        bots = sorted(ruled)
+        admitting = [b for b in bots if (r := roles.get(ruled[b])) and r.admits(context)]
+        return next(iter(admitting or bots), None)
 
     # -- reading the ledger and the journal back -----------------------------------------
 
