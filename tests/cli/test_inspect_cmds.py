@@ -110,6 +110,7 @@ def test_history_lists_a_chats_messages_oldest_first(keel: Keel) -> None:
         "sender",
         "text",
         "message_id",
+        "replaced",
     }
     assert [
         m["text"] for m in keel.json("history", "--chat", ACME, "--bot", "desk")["messages"]

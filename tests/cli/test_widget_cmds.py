@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from keel.store.history import REPLACED
 from tests.cli.test_report_cmds import shown
 from tests.runtime.driver import Keel, keel_on
 from tests.test_docs_content import PAGE as CONTENT_PAGE
@@ -69,3 +70,15 @@ def test_state_apply_edits_a_widget_whose_lines_its_files_changed(keel: Keel) ->
     assert (edit["message_id"], edit["context"]) == ("list-1", "shopping")
     assert edit["text"].endswith("\n5. coffee · 1 bag")
     assert keel.json("state apply")["widgets"] == {"edited": [], "left": []}, "nothing ran"
+
+
+def test_history_shows_a_replaced_list_as_later_turns_read_it(keel: Keel) -> None:
+    for message in ("list-1", "list-2"):
+        keel.json("widget show", "--context", "shopping", *FAMILY, "--message-id", message)
+    chat = FAMILY[3]
+    old, live = keel.json("history", "--chat", chat)["messages"][-2:]
+    assert (old["replaced"], live["replaced"]) == (True, False)
+    assert old["text"] == f"Shopping list\n{REPLACED}"
+    assert live["text"].startswith("Shopping list\n1. oat milk")
+    out = shown(keel, "history", "--chat", chat)
+    assert f"Shopping list {REPLACED}" in out

@@ -20,7 +20,6 @@ from keel.link.values import Binding
 from keel.log import printable
 from keel.runtime.engine import DEFAULT_LIMIT
 from keel.store.journal_values import TurnJournal
-from keel.store.listing import LoggedMessage
 
 LimitOpt = Annotated[int, typer.Option("--limit", help="At most this many, the newest.", min=0)]
 ChatFilter = Annotated[str | None, typer.Option("--chat", help="Only this chat.")]
@@ -111,20 +110,6 @@ def turns(
     guard(as_json, body)
 
 
-def message_json(message: LoggedMessage) -> dict[str, Any]:
-    return {
-        "bot": message.bot,
-        "chat": message.chat,
-        "thread": message.thread,
-        "turn": message.turn,
-        "at": message.at.isoformat(),
-        "speaker": message.speaker,
-        "sender": message.sender,
-        "text": message.text,
-        "message_id": message.message_id,
-    }
-
-
 @app.command()
 def history(
     brain: BrainArg,
@@ -141,7 +126,7 @@ def history(
         with open_engine(brain, db) as engine:
             found = engine.history(chat, bot=bot, thread=thread, limit=limit)
         if as_json:
-            emit_json({"messages": [message_json(m) for m in found]})
+            emit_json({"messages": [m.to_json() for m in found]})
             return
         if not found:
             report_console().print(f"no messages recorded in {chat}")
@@ -149,7 +134,7 @@ def history(
         table = _table("turn", "bot", "speaker", "text")
         for message in found:
             # Escaped before the table is laid out, so the column fits what is printed.
-            text = printable(" ".join(message.text.split()))
+            text = printable(" ".join(message.read_as.split()))
             shown = text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
             speaker = message.speaker if message.sender is None else message.sender
             table.add_row(str(message.turn), message.bot, speaker, Text(shown))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -15,7 +16,7 @@ from keel.assemble.values import Speaker
 from keel.errors import StoreError
 from keel.link.values import Binding
 from keel.store import schema
-from keel.store.history import SPEAKERS
+from keel.store.history import SPEAKERS, as_read
 from keel.store.sql import key, unkey
 
 _MESSAGES = schema.messages
@@ -69,6 +70,27 @@ class LoggedMessage:
     # that a later one of the same list replaced.
     widget: str | None = None
     replaced: bool = False
+
+    @property
+    def read_as(self) -> str:
+        """The text as later turns read it in their history: a replaced widget's list as
+        its title and a note, not its old lines."""
+        return as_read(self.text, True) if self.replaced else self.text
+
+    def to_json(self) -> dict[str, Any]:
+        """As `keel history --json` and GET /v1/history give it: the text as read."""
+        return {
+            "bot": self.bot,
+            "chat": self.chat,
+            "thread": self.thread,
+            "turn": self.turn,
+            "at": self.at.isoformat(),
+            "speaker": self.speaker,
+            "sender": self.sender,
+            "text": self.read_as,
+            "message_id": self.message_id,
+            "replaced": self.replaced,
+        }
 
 
 def chat_messages(

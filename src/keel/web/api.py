@@ -42,7 +42,7 @@ from keel.web.intake import JSONRoute
 from keel.web.limits import MAX_NAME
 from keel.web.reading import recorded, shown_history
 from keel.web.service import Service
-from keel.web.shapes import binding_json, message_json, read_back, recorded_json, turn_json
+from keel.web.shapes import binding_json, read_back, recorded_json, turn_json
 
 router = APIRouter(
     prefix="/v1", dependencies=[Depends(require_token)], responses=RESPONSES, route_class=JSONRoute
@@ -312,7 +312,7 @@ def get_history(
     """`keel history --json`."""
     with svc.database():
         found = svc.engine.history(chat, bot=bot, thread=thread, limit=limit)
-    return KeelJSON({"messages": [message_json(m) for m in found]})
+    return KeelJSON({"messages": [m.to_json() for m in found]})
 
 
 @router.get("/bindings", summary="Every chat binding: access.yaml's, then context_bind's")

@@ -17,7 +17,6 @@ from keel.assemble.values import Message
 from keel.ledger.chat_context import decision_json
 from keel.link.values import Binding
 from keel.store.journal_values import SectionSize, TurnJournal
-from keel.store.listing import LoggedMessage
 
 
 def read_back(description: str, **links: tuple[str, dict[str, str]]) -> dict[int | str, Any]:
@@ -109,20 +108,6 @@ def recorded_json(journal: TurnJournal, history: tuple[Message, ...] = ()) -> di
 
 def _entry(context: str, entity: str | None) -> dict[str, Any]:
     return {"context": context, "entity": entity}
-
-
-def message_json(message: LoggedMessage) -> dict[str, Any]:
-    return {
-        "bot": message.bot,
-        "chat": message.chat,
-        "thread": message.thread,
-        "turn": message.turn,
-        "at": message.at.isoformat(),
-        "speaker": message.speaker,
-        "sender": message.sender,
-        "text": message.text,
-        "message_id": message.message_id,
-    }
 
 
 def binding_json(binding: Binding) -> dict[str, Any]:
