@@ -26,6 +26,7 @@ def test_a_context_without_a_chat_link_is_bound_with_a_note(engine: Engine) -> N
     said = engine.bind(context="kb", chat=FORUM, thread="77", bot="desk")
     assert said.startswith(f"bound kb in {FORUM} thread 77 — note: its when: has no chat link")
     assert said.endswith("add chat to its when: to carry it")
+    assert "pins the room's key" not in said, "kb takes no key: there is none to pin"
 
 
 def test_a_context_with_a_chat_link_is_bound_without_one(engine: Engine) -> None:

@@ -143,10 +143,11 @@ def _bind(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     bound = f"bound {binding.context} in {where(chat, binding.thread)}"
     if "chat" in ctx.brain.contexts[binding.context].when:
         return bound
-    # Legal (the binding still pins the room's key), but rarely what the caller meant.
+    # Legal (a keyed binding still pins the room's key), but rarely what the caller meant.
+    pins = "pins the room's key but " if binding.entity is not None else ""
     return (
-        f"{bound} — note: its when: has no chat link, so the binding pins the room's key "
-        "but carries the context on no turn; add chat to its when: to carry it"
+        f"{bound} — note: its when: has no chat link, so the binding {pins}carries the "
+        "context on no turn; add chat to its when: to carry it"
     )
 
 
