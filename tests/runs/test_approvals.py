@@ -160,7 +160,8 @@ def test_outside_a_run_a_call_that_needs_approval_is_refused(runs: Runs) -> None
     assert getattr(result, "is_error", False) is True
     assert "only a run can wait for one" in getattr(result, "content", "")
     with runs.engine.store.transaction() as tx:
-        assert [m.text for m in tx.sent_messages(chat="tg:chat:plain")] == []
+        # Only the turn's answer: the refused send sent nothing.
+        assert [m.text for m in tx.sent_messages(chat="tg:chat:plain")] == ["I could not."]
 
 
 def test_deciding_again_the_same_way_wakes_a_run_whose_wake_was_lost(runs: Runs) -> None:
