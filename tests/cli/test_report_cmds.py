@@ -14,6 +14,7 @@ from tests.runtime.driver import AT, Keel, keel_on
 SHOPPER = ("--bot", "desk", "--chat", "tg:user:42")
 OTHER = ("--bot", "desk", "--chat", "tg:user:43")
 ACME = "tg:chat:-1002000000101"
+FORUM = "tg:chat:-1003000000001"
 WINDOW = ("--since", "2026-11-29T00:00:00Z", "--now", "2026-11-30T00:00:00Z")
 # Five tickets linked by code: support's maxActive is 4, so one becomes a stub.
 TICKETS = tuple(arg for n in range(479, 484) for arg in ("--attach", f"ticket=T-{n}"))
@@ -160,6 +161,53 @@ def test_explain_a_recorded_turn_or_the_turn_the_flags_describe(keel: Keel) -> N
     assert (
         "no turn 999 in the journal — `keel turns BRAIN` lists the recorded turns" in missing.stderr
     )
+
+
+def test_explain_says_which_link_each_refusal_of_one_pair_was(keel: Keel) -> None:
+    both = ("--open", "client=globex", "--attach", "client=globex", "--input", "hi")
+    turn = keel.turn("--bot", "nova", "--chat", ACME, *both)
+    data = keel.json("explain", str(turn.data["id"]))
+    refused = sorted(
+        (r["link"], r["reason"])
+        for r in data["contexts"]
+        if (r["context"], r["entity"], r["status"]) == ("client", "globex", "refused")
+    )
+    assert [link for link, _ in refused] == ["ask", "code"]
+    assert refused[0][1].endswith("— ask without a key to read 'acme'")
+    assert refused[1][1].endswith(
+        "— attach it without a key to read 'acme', or take 'globex' to a room of its own"
+    )
+    out = " ".join(shown(keel, "explain", str(turn.data["id"])).split())
+    assert "client@globex refused ask link: this chat is bound to client 'acme';" in out
+    assert "client@globex refused code link: this chat is bound to client 'acme';" in out
+
+
+def test_explain_names_another_bots_binding_of_the_thread(keel: Keel) -> None:
+    keel.json(
+        "bind", "--context", "ticket", "--entity", "T-480", "--chat", FORUM, "--thread", "t-900",
+        "--bot", "nova", "--role", "support",
+    )  # fmt: skip
+    topic = ("--bot", "desk", "--chat", FORUM, "--thread", "t-900")
+    hello = keel.turn(*topic, "--input", "hi").data["id"]
+    note = (
+        "'ticket' is pinned to 'T-480' in thread t-900 by bot 'nova' (a context_bind call): it "
+        "attaches to that bot's turns only, and holds this bot's links there to 'T-480'"
+    )
+    rows = {(r["context"], r["entity"]): r for r in keel.json("explain", str(hello))["contexts"]}
+    assert rows[("ticket", None)]["reason"] == f"its brain code answered no; {note}"
+    out = " ".join(shown(keel, "explain", str(hello)).split())
+    assert f"ticket not linked its brain code answered no; {note}" in out
+    about = keel.turn(*topic, "--input", "about T-481")
+    (refused,) = about.refused
+    assert refused["reason"].startswith(
+        "thread t-900 is bound to ticket 'T-480' by bot 'nova'; 'T-481' belongs to another entity"
+    )
+    rows = {
+        (r["context"], r["entity"]): r
+        for r in keel.json("explain", str(about.data["id"]))["contexts"]
+    }
+    assert rows[("ticket", "T-481")]["reason"] == refused["reason"]
+    assert rows[("ticket", "T-481")]["link"] == "code"
 
 
 def test_what_if_shows_each_context_before_and_after_and_records_nothing(keel: Keel) -> None:

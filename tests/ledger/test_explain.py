@@ -8,7 +8,7 @@ from typing import Any
 
 from keel.brain import Brain, ReachEntry, load_brain
 from keel.ledger import explain
-from keel.link.values import Conversation, RunRef, TurnRequest
+from keel.link.values import Binding, Conversation, RunRef, TurnRequest
 from keel.store import Store
 from keel.store.journal_values import CodeAnswer, TurnJournal
 from keel.turn.prepare import prepare_turn
@@ -17,6 +17,8 @@ NOW = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
 ACME = Conversation(bot="nova", chat="tg:chat:-1002000000101")
 OWNER = Conversation(bot="nova", chat="tg:user:1")
 SHOPPER = Conversation(bot="desk", chat="tg:user:42")
+FORUM = "tg:chat:-1003000000001"
+TOPIC = Conversation(bot="desk", chat=FORUM, thread="t-900")
 
 
 def journaled(brain: Brain, store: Store, conversation: Conversation, **fields: Any) -> TurnJournal:
@@ -101,8 +103,9 @@ def test_offered_not_opened_and_another_bots_binding(
     )
     assert desk["client"] == [
         "not linked",
-        "role 'support' does not list it in `contexts:`; this chat binds it for bot 'nova' only; "
-        "not a reply; not opened",
+        "role 'support' does not list it in `contexts:`; 'client' is pinned to 'acme' in this "
+        "chat by bot 'nova' (an access.yaml rule): it attaches to that bot's turns only, and "
+        "holds this bot's links there to 'acme'; not a reply; not opened",
     ]
 
 
@@ -165,4 +168,70 @@ def test_a_kept_link_that_ended_says_when(reference_brain: Brain, journal_store:
     assert why(reference_brain, ended)["policy"] == [
         "not linked",
         "offered in the catalog, not opened; its kept link ended with turn 4",
+    ]
+
+
+def test_one_pair_refused_for_an_open_and_an_attach_is_two_rows_each_with_its_link(
+    reference_brain: Brain, journal_store: Store
+) -> None:
+    globex = ReachEntry(context="client", entity="globex")
+    journal = journaled(reference_brain, journal_store, ACME, open=(globex,), attach=(globex,))
+    refused = [
+        (r.link, r.reason)
+        for r in explain(reference_brain, journal).rows
+        if (r.context, r.entity, r.status) == ("client", "globex", "refused")
+    ]
+    bound = "this chat is bound to client 'acme'; 'globex' belongs to another entity and is "
+    # Each says its link, and what that link can do instead: an attach is no ask.
+    assert sorted(refused) == [
+        ("ask", bound + "refused here — ask without a key to read 'acme'"),
+        (
+            "code",
+            bound + "refused here — attach it without a key to read 'acme', or take 'globex' "
+            "to a room of its own",
+        ),
+    ]
+
+
+def test_another_bots_thread_binding_is_on_the_row_its_code_answered_no(
+    reference_brain: Brain, journal_store: Store
+) -> None:
+    nova = Binding(context="ticket", entity="T-480", chat=FORUM, thread="t-900", bot="nova")
+    with journal_store.transaction() as tx:
+        tx.bind(nova)
+    journal = journaled(reference_brain, journal_store, TOPIC, role="support")
+    note = (
+        "'ticket' is pinned to 'T-480' in thread t-900 by bot 'nova' (a context_bind call): it "
+        "attaches to that bot's turns only, and holds this bot's links there to 'T-480'"
+    )
+    assert journal.log == (note,)
+    answered = replace(journal, code=(CodeAnswer(context="ticket", answer="no"),))
+    assert why(reference_brain, answered)["ticket"] == [
+        "not linked",
+        f"its brain code answered no; {note}",
+    ]
+    assert why(reference_brain, journal)["ticket"] == [
+        "not linked",
+        f"{note}; offered in the catalog, not opened",
+    ]
+
+
+def test_a_key_refused_in_another_bots_thread_names_the_thread_and_the_bot(
+    reference_brain: Brain, journal_store: Store
+) -> None:
+    nova = Binding(context="ticket", entity="T-480", chat=FORUM, thread="t-900", bot="nova")
+    with journal_store.transaction() as tx:
+        tx.bind(nova)
+    journal = journaled(
+        reference_brain,
+        journal_store,
+        TOPIC,
+        role="support",
+        attach=(ReachEntry(context="ticket", entity="T-481"),),
+    )
+    assert why(reference_brain, journal)["ticket@T-481"] == [
+        "refused",
+        "thread t-900 is bound to ticket 'T-480' by bot 'nova'; 'T-481' belongs to another "
+        "entity and is refused here — attach it without a key to read 'T-480', or take "
+        "'T-481' to a room of its own",
     ]

@@ -76,8 +76,10 @@ def test_one_bad_access_rule_keeps_every_other_room_pinned(one_bad_rule: Brain) 
                 open=(ReachEntry(context="client", entity="globex"),),
             )
             assert result.pins == {"client": client}
+            # The desk's room is pinned by nova's rule, and the refusal says whose it is.
+            by = "" if bot == "nova" else " by bot 'nova'"
             assert [r.reason for r in result.refused] == [
-                f"this chat is bound to client '{client}'; 'globex' belongs to another entity "
+                f"this chat is bound to client '{client}'{by}; 'globex' belongs to another entity "
                 f"and is refused here — ask without a key to read '{client}'"
             ]
     assert turn(one_bad_rule, ACME).role == "client-desk", "its rule still names the role"

@@ -271,3 +271,12 @@ def test_a_turn_replying_to_a_widget_says_so_on_its_page(served: Served) -> None
     assert said.group(1) == (
         "replied to widget <code>shopping</code>: its 4 lines, numbered as shown"
     )
+
+
+def test_the_turn_pages_explain_names_the_link_of_each_refusal(served: Served) -> None:
+    globex = [{"context": "client", "entity": "globex"}]
+    made = turn(served, {"bot": "nova", "chat": ACME, "open": globex, "attach": globex})
+    page = html(served, f"/turns/{made['id']}")
+    table = page[page.index('id="explain"') :]
+    refused = re.findall(r"<td>(\w+) link: this chat is bound to client &#39;acme&#39;", table)
+    assert sorted(refused) == ["ask", "code"]

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from keel.brain.problems import plural
 from keel.cli.terminal import terminal
-from keel.ledger import AgentContext, ChatContext, Explanation, WhatIf, WindowUse
+from keel.ledger import AgentContext, ChatContext, ExplainRow, Explanation, WhatIf, WindowUse
 from keel.store.journal_values import Decision
 
 WINDOW_BAR = 48
@@ -153,19 +153,24 @@ def print_explanation(out: Console, explanation: Explanation) -> None:
     table = _table("context", "status", "why")
     for row in explanation.rows:
         status = row.status
-        link = f"{row.link} link" if row.kept is None else f"{row.link} link {row.kept}"
-        if row.status == "attached":
-            why = f"{link}, {row.chars:,} chars"
-        elif row.status == "stubbed":
-            why = f"{link}, kept out by {row.knob}"
-        else:
-            why = ""
-        # A linked context's reason is its render's failure.
-        why = "; ".join(filter(None, (why, row.reason)))
         table.add_row(
-            _name(row.context, row.entity), Text(status, style=_STATUS[status]), Text(why)
+            _name(row.context, row.entity), Text(status, style=_STATUS[status]), Text(_why(row))
         )
     out.print(table)
+
+
+def _why(row: ExplainRow) -> str:
+    """An explain row's why: its link and size or knob, and the reason, when it has one."""
+    link = f"{row.link} link" if row.kept is None else f"{row.link} link {row.kept}"
+    if row.status == "attached":
+        # A linked context's reason is its render's failure.
+        return "; ".join(filter(None, (f"{link}, {row.chars:,} chars", row.reason)))
+    if row.status == "stubbed":
+        return "; ".join(filter(None, (f"{link}, kept out by {row.knob}", row.reason)))
+    if row.status == "refused":
+        # One pair may be refused for two links (an open and an attach): each says which.
+        return f"{link}: {row.reason}"
+    return row.reason or ""
 
 
 def print_what_if(out: Console, report: WhatIf) -> None:

@@ -7,12 +7,14 @@ what the stores held when it was linked (journaled with it). One row per context
 - `attached` (its link, entity and size) or `stubbed` (the knob that kept it out), with
   why its code's `render` failed when it did (its sections are missing);
 - `refused`: a link was asked for and a gate said no (the reason linking gave: the role
-  does not admit it, the room is pinned to another key, a malformed entry);
+  does not admit it, the room is pinned to another key, a malformed entry), one row per
+  link refused — an open and an attach of the same pair are two refusals, each its link;
 - `not linked`: nothing linked it, and why — its feature is switched off or its file did
   not load, brain code answered no or failed, a link this turn had would need a `when`
   word the context lacks, or the links its `when` allows had no source this turn (no run,
   a reach without it, no binding here, not a reply or the replied messages do not reach
-  it, not opened), with the role's admission where it matters.
+  it, not opened), with the role's admission where it matters, and another bot's binding
+  that holds the room for it (the note the turn logged).
 
 The sources (the run's reach, the room's bindings, the replied messages' reach) are the
 journaled ones, read the way linking reads them (`keel.link.bindings`).
@@ -25,7 +27,7 @@ from typing import Any, Literal
 
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
-from keel.link.bindings import effective_bindings, for_bot
+from keel.link.bindings import another_bots_pin, effective_bindings, links_bot
 from keel.link.values import Binding, Kept, LinkKind, Stored
 from keel.store.journal_values import Decision, TurnJournal
 
@@ -173,17 +175,26 @@ def why_not_linked(brain: Brain, journal: TurnJournal, ident: str) -> str:
     context = brain.contexts.get(ident)
     if context is None:
         return "it is no longer in the brain"
-    for answer in journal.code:
-        if answer.context == ident and answer.failure is not None:
-            return f"its brain code failed: {answer.failure}"
-        if answer.context == ident and answer.answer == "no":
-            return "its brain code answered no"
+    said = _code_said(journal, ident)
+    if said is not None:
+        # Code that said no is the reason; another bot's pin of the room is worth knowing.
+        return "; ".join([said, *_another_bots(brain, journal, ident)])
     role = brain.roles.get(journal.role)
     reasons = _missing_words(brain, journal, context) or _no_source(brain, journal, context, role)
     if role is not None and not role.admits(ident):
         # Most contexts of a brain are not the role's: say that first.
         reasons.insert(0, f"role '{role.id}' does not list it in `contexts:`")
     return "; ".join(reasons) or "nothing linked it this turn"
+
+
+def _code_said(journal: TurnJournal, ident: str) -> str | None:
+    """What the context's brain code answered, when it failed or answered no."""
+    for answer in journal.code:
+        if answer.context == ident and answer.failure is not None:
+            return f"its brain code failed: {answer.failure}"
+        if answer.context == ident and answer.answer == "no":
+            return "its brain code answered no"
+    return None
 
 
 def _stored(journal: TurnJournal) -> Stored:
@@ -194,6 +205,19 @@ def _stored(journal: TurnJournal) -> Stored:
 def _bound(brain: Brain, journal: TurnJournal, ident: str) -> Binding | None:
     bindings = effective_bindings(brain, journal.conversation, _stored(journal).bindings)
     return bindings.get(ident)
+
+
+def _another_bots(brain: Brain, journal: TurnJournal, ident: str) -> list[str]:
+    """That another bot's binding holds the room for this context, when one does: the
+    note the turn logged for it (`keel turn` shows it), or for an unkeyed context, which
+    no binding pins, whose binding it is."""
+    binding = _bound(brain, journal, ident)
+    if binding is None or links_bot(binding, journal.conversation):
+        return []
+    if ident in journal.pins:
+        return [another_bots_pin(binding)]
+    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
+    return [f"{where} binds it for bot '{binding.bot}' only"]
 
 
 def _replied_reach(journal: TurnJournal, ident: str) -> bool:
@@ -226,12 +250,9 @@ def _no_source(
     if "run" in when:
         found.append("not a run" if request.run is None else "the run's reach does not hold it")
     if "chat" in when:
-        binding = _bound(brain, journal, ident)
-        if binding is None:
+        if _bound(brain, journal, ident) is None:
             found.append("no binding in this chat")
-        elif binding.source == "access" or not for_bot(binding, journal.conversation):
-            # Another bot's binding pins the room for every bot but links only its own.
-            found.append(f"this chat binds it for bot '{binding.bot}' only")
+        found += _another_bots(brain, journal, ident)
     if "reply" in when:
         found.append(
             "not a reply" if not request.reply_to else "the messages it replies to do not reach it"

@@ -18,7 +18,7 @@ from keel.brain.constitution import Room
 from keel.brain.snapshot import Brain
 from keel.brain.specs import Skip
 from keel.errors import Refused
-from keel.link.values import Binding, Conversation, Tenant
+from keel.link.values import Binding, Conversation, LinkKind, Tenant
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,25 +101,82 @@ def pins_of(brain: Brain, bindings: Mapping[str, Binding]) -> dict[str, str | No
     }
 
 
-def pin(context: str, entity: str | None, pins: Mapping[str, str | None]) -> PinVerdict:
-    """Hold a link to the room's pin: no key takes the pinned one, another key is refused."""
+def pin(
+    context: str,
+    entity: str | None,
+    pins: Mapping[str, str | None],
+    *,
+    kind: LinkKind = "ask",
+    held: Binding | None = None,
+    bot: str | None = None,
+) -> PinVerdict:
+    """Hold a link to the room's pin: no key takes the pinned one, another key is refused.
+
+    A refusal says who pins the room when `held` (the binding that pins `context`) is
+    given — this chat or a thread, and the bot when it is not `bot`, the turn's — and what
+    to do instead, for the link `kind` that was refused.
+    """
     if context not in pins:
         return PinVerdict(entity=entity)
     pinned = pins[context]
     if entity is None or entity == pinned:
         return PinVerdict(entity=pinned)
+    where, by = _holder(held, bot)
     if pinned is None:
         return PinVerdict(
             entity=None,
-            refusal=f"this chat pins '{context}' to no entity, so '{entity}' is refused here",
+            refusal=f"{where} pins '{context}' to no entity{by}, so '{entity}' is refused here",
         )
     return PinVerdict(
         entity=pinned,
         refusal=(
-            f"this chat is bound to {context} '{pinned}'; '{entity}' belongs to another "
-            f"entity and is refused here — ask without a key to read '{pinned}'"
+            f"{where} is bound to {context} '{pinned}'{by}; '{entity}' belongs to another "
+            f"entity and is refused here — {_ADVICE[kind].format(pinned=pinned, entity=entity)}"
         ),
     )
+
+
+# What a refused link of each kind can do instead. A chat link carries the pinned key and an
+# always link none, so neither is refused by a pin; their advice is the open's.
+_ADVICE: dict[LinkKind, str] = {
+    "ask": "ask without a key to read '{pinned}'",
+    "code": "attach it without a key to read '{pinned}', or take '{entity}' to a room of its own",
+    "run": "reach it without a key to read '{pinned}', or run for '{entity}' in a room of its own",
+    "reply": "the message replied to is about '{entity}'; ask without a key to read '{pinned}'",
+    "chat": "ask without a key to read '{pinned}'",
+    "always": "ask without a key to read '{pinned}'",
+}
+
+
+def _holder(held: Binding | None, bot: str | None) -> tuple[str, str]:
+    """Where a pin holds (`this chat`, `thread 77`), and ` by bot 'x'` when another bot's
+    binding pins it."""
+    if held is None:
+        return "this chat", ""
+    where = f"thread {held.thread}" if held.thread is not None else "this chat"
+    by = f" by bot '{held.bot}'" if held.bot is not None and held.bot != bot else ""
+    return where, by
+
+
+def another_bots_pin(binding: Binding) -> str:
+    """Why a bound context rides none of this bot's turns, though it holds the room: the
+    note a turn logs, and explain repeats on that context's row."""
+    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
+    by = "an access.yaml rule" if binding.source == "access" else "a context_bind call"
+    key = f"'{binding.entity}'" if binding.entity is not None else "no entity"
+    return (
+        f"'{binding.context}' is pinned to {key} in {where} by bot '{binding.bot}' "
+        f"({by}): it attaches to that bot's turns only, and holds this bot's links there "
+        f"to {key}"
+    )
+
+
+def links_bot(binding: Binding, conversation: Conversation) -> bool:
+    """Whether a binding links turns of this conversation's bot with a chat link: an
+    access.yaml rule only its own bot's, a context_bind call its bot's or every bot's."""
+    if binding.source == "access":
+        return binding.bot == conversation.bot
+    return for_bot(binding, conversation)
 
 
 def tenant_of(brain: Brain, pins: Mapping[str, str | None]) -> Tenant | None:

@@ -22,7 +22,14 @@ from keel.brain.problems import did_you_mean, suggest
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, EntitySpec, ReachEntry, RoleSpec
 from keel.errors import Refused, UsageError
-from keel.link.bindings import effective_bindings, for_bot, pin, pins_of, tenant_of
+from keel.link.bindings import (
+    another_bots_pin,
+    effective_bindings,
+    for_bot,
+    pin,
+    pins_of,
+    tenant_of,
+)
 from keel.link.reach import find_run, no_role, run_reach
 from keel.link.reachable import roles_carrying_contexts
 from keel.link.values import (
@@ -147,6 +154,9 @@ class _Collector:
     keeps: Mapping[str, int]  # turns an inferred link sticks, by context id
     pins: dict[str, str | None]
     turn: int
+    # The binding that pins each context, and the turn's bot: a refusal names who pins it.
+    bindings: Mapping[str, Binding]
+    bot: str
     chosen: dict[tuple[str, str | None], Link] = field(default_factory=dict)
     order: dict[tuple[str, str | None], int] = field(default_factory=dict)
     refused: list[Refusal] = field(default_factory=list)
@@ -186,7 +196,14 @@ class _Collector:
                 f"'{context.id}' names no entity, so it takes no key ('{entity}' given)",
             )
             return
-        verdict = pin(context.id, entity, self.pins)
+        verdict = pin(
+            context.id,
+            entity,
+            self.pins,
+            kind=kind,
+            held=self.bindings.get(context.id),
+            bot=self.bot,
+        )
         if verdict.refusal is not None:
             self.refuse(context.id, entity, kind, verdict.refusal)
             return
@@ -240,6 +257,8 @@ def link_turn(
         keeps=resolved.settings.keep,
         pins=pins_of(brain, bindings),
         turn=stored.turn,
+        bindings=bindings,
+        bot=request.conversation.bot,
     )
     log = [
         f"role '{role.id}' lists '{ident}', whose file did not load — {skip}"
@@ -302,19 +321,7 @@ def _chat_links(
         elif binding.source == "tool" and for_bot(binding, request.conversation):
             collector.offer(context, binding.entity, "chat", explicit=False)
         elif ident in collector.pins:
-            log.append(_pinned_by_another_bot(binding))
-
-
-def _pinned_by_another_bot(binding: Binding) -> str:
-    """Why a bound context rides none of this bot's turns, though it holds the room."""
-    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
-    by = "an access.yaml rule" if binding.source == "access" else "a context_bind call"
-    key = f"'{binding.entity}'" if binding.entity is not None else "no entity"
-    return (
-        f"'{binding.context}' is pinned to {key} in {where} by bot '{binding.bot}' "
-        f"({by}): it attaches to that bot's turns only, and holds this bot's links there "
-        f"to {key}"
-    )
+            log.append(another_bots_pin(binding))
 
 
 def _reply_links(
