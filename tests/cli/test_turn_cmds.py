@@ -334,8 +334,8 @@ def small_client(brain: Path) -> None:
 
 def test_an_open_past_its_chars_is_delivered_as_context_open_delivers_it(keel: Keel) -> None:
     small_client(keel.brain)
-    flags = ["--bot", "desk", "--chat", SHOPPER, "--input", "hi", "--dry-run"]
-    data = keel.json("turn", *flags, "--open", "client=acme")
+    flags = ["--bot", "nova", "--chat", SHOPPER, "--role", "client-desk", "--dry-run"]
+    data = keel.json("turn", *flags, "--input", "hi", "--open", "client=acme")
     assert ("client", "acme", "ask") in [
         (a["context"], a["entity"], a["link"]) for a in data["attached"]
     ]

@@ -212,7 +212,7 @@ def test_a_turns_open_past_chars_is_delivered_as_v1_open_delivers_it(served: Ser
     path.write_text(text.replace("entity: client slug", "entity: client slug\nchars: 120"))
     engine = served.service.engine
     wait_for(lambda: engine.brain.contexts["client"].chars == 120)
-    shopper = {"bot": "desk", "chat": "tg:user:42"}
+    shopper = {"bot": "nova", "chat": "tg:user:42", "role": "client-desk"}
     body = shopper | {"input": "hi", "open": [{"context": "client", "entity": "acme"}]}
     turn = post(served, "/v1/turns", body | {"dry_run": True})
     assert ("client", "acme", "ask") in pairs(turn)
