@@ -47,11 +47,22 @@ def test_past_turn_chars_a_smaller_weaker_one_may_still_fit() -> None:
 
 def test_a_context_too_big_for_its_own_chars_names_chars() -> None:
     links = [link("a", entity="T-1")]
-    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=True)
+    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=False)
     assert fitted.attached == ()
     assert fitted.stubs[0].knob == "chars"
     assert fitted.stubs[0].text == (
         '<context-stub name="a" entity="T-1">left out: too large to attach</context-stub>'
+    )
+
+
+def test_a_stub_too_big_for_its_chars_says_opening_it_by_name_delivers_it() -> None:
+    # Opened by name, it is delivered whole (instructions whole, views cut): the stub says so.
+    links = [link("a", "always", entity="T-1")]
+    fitted = fit_turn(links, lambda _link: None, knobs(), can_open=True)
+    assert fitted.stubs[0].knob == "chars"
+    assert fitted.stubs[0].text == (
+        '<context-stub name="a" entity="T-1">left out: too large to attach; '
+        'context_open("a", "T-1") reads it whole</context-stub>'
     )
 
 

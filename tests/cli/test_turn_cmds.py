@@ -323,3 +323,49 @@ def test_a_run_turn_speaks_where_the_run_speaks_unless_told(keel: Keel) -> None:
     assert (given["bot"], given["chat"]) == ("nova", "tg:user:9")
     plain = keel.json("turn", "--role", "coach")
     assert (plain["bot"], plain["chat"]) == ("cli", "cli")
+
+
+def small_client(brain: Path) -> None:
+    """Give `client` a `chars` its instructions alone pass."""
+    path = brain / "features" / "agency" / "client.context.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("entity: client slug", "entity: client slug\nchars: 120"))
+
+
+def test_an_open_past_its_chars_is_delivered_as_context_open_delivers_it(keel: Keel) -> None:
+    small_client(keel.brain)
+    flags = ["--bot", "nova", "--chat", SHOPPER, "--role", "client-desk", "--dry-run"]
+    data = keel.json("turn", *flags, "--input", "hi", "--open", "client=acme")
+    assert ("client", "acme", "ask") in [
+        (a["context"], a["entity"], a["link"]) for a in data["attached"]
+    ]
+    assert "client" not in [s["context"] for s in data["stubbed"]]
+    (text,) = [b["text"] for b in data["blocks"] if b["context"] == "client"]
+    assert "You are in this client's own room." in text
+    assert "say you cannot discuss it." in text  # the instructions, whole
+    assert "1 row, not shown: no room left in this context" in text
+    assert "Acme Corporation" not in text
+    # Not opened, it is a stub that says opening it by name delivers it.
+    left = keel.json("turn", "--bot", "nova", "--chat", ACME, "--input", "hi", "--dry-run")
+    assert [(s["context"], s["knob"], s["text"]) for s in left["stubbed"]] == [
+        (
+            "client",
+            "chars",
+            '<context-stub name="client" entity="acme">left out: too large to attach; '
+            'context_open("client", "acme") reads it whole</context-stub>',
+        )
+    ]
+
+
+def test_an_open_of_a_context_a_stronger_link_carries_still_delivers_it(keel: Keel) -> None:
+    small_client(keel.brain)
+    flags = ["--bot", "nova", "--chat", ACME, "--input", "hi", "--dry-run"]
+    data = keel.json("turn", *flags, "--open", "client")
+    # The chat's binding carries it (and ranks it); the open still delivers it whole.
+    assert [(a["context"], a["entity"], a["link"]) for a in data["attached"]] == [
+        ("client", "acme", "chat")
+    ]
+    assert data["stubbed"] == []
+    (text,) = [b["text"] for b in data["blocks"]]
+    assert "say you cannot discuss it." in text
+    assert "1 row, not shown: no room left in this context" in text

@@ -157,8 +157,9 @@ def test_instructions_over_the_contexts_own_chars_warn_with_both_numbers(
     assert (finding.level, finding.file, finding.line) == ("warn", TICKET, 7)
     assert finding.message == (
         "'ticket' has 1,234 characters of instructions, more than its chars budget of 1,000 "
-        "(its own `chars:`); instructions are never cut, so it never attaches — every turn "
-        "gets a one-line stub instead: shorten the instructions, or raise `chars:` in "
+        "(its own `chars:`); instructions are never cut, so it never attaches on its own — "
+        "every turn that does not open it gets a one-line stub instead: shorten the "
+        "instructions, or raise `chars:` in "
         f"{TICKET} above 1,234"
     )
 

@@ -376,3 +376,17 @@ def test_a_role_whose_file_did_not_load_is_named_with_the_reason(
         link_turn(loaded, TurnRequest(conversation=OWNER, now=NOW, role="clerk"), Stored(turn=1))
     with pytest.raises(UsageError, match=r"no role 'clark' in this brain"):
         link_turn(loaded, TurnRequest(conversation=OWNER, now=NOW, role="clark"), Stored(turn=1))
+
+
+def test_an_open_of_a_pair_a_stronger_link_carries_marks_that_link_asked(brain: Brain) -> None:
+    acme = Conversation(bot="nova", chat=ACME)
+    opened = turn(brain, conversation=acme, open=(ReachEntry(context="client"),))
+    assert [(k.context, k.entity, k.kind, k.asked) for k in opened.links] == [
+        ("client", "acme", "chat", True)
+    ]
+    plain = turn(brain, conversation=acme)
+    assert [(k.kind, k.asked) for k in plain.links] == [("chat", False)]
+    # Kept from an earlier open, the pair is still asked for on the next turns.
+    kept = KeptLink(context="client", entity="acme", kind="ask", feature="agency", until_turn=3)
+    later = turn(brain, Stored(turn=2, kept=(kept,)), conversation=acme)
+    assert [(k.kind, k.asked) for k in later.links] == [("chat", True)]

@@ -334,9 +334,18 @@ def test_stub_lines_without_anything_to_call_stay_as_the_budget_wrote_them() -> 
     link = Link(context="style", entity=None, kind="always", feature="shop")
     too_large = Stub(link=link, knob="chars", text="<too large/>")
     for_room = Stub(link=link, knob="contexts.maxActive", text="<for room/>")
-    assert stub_line(too_large, can_open=True) == "<too large/>"
+    assert stub_line(too_large, can_open=False) == "<too large/>"
     assert stub_line(for_room, can_open=False) == "<for room/>"
     assert "keel mcp" in stub_line(for_room, can_open=True)
+
+
+def test_a_stub_too_large_to_attach_says_where_context_open_delivers_it_whole() -> None:
+    link = Link(context="style", entity=None, kind="always", feature="shop")
+    too_large = Stub(link=link, knob="chars", text="<too large/>")
+    assert stub_line(too_large, can_open=True) == (
+        '<context-stub name="style">left out: too large to attach; context_open("style") '
+        "reads it whole — a tool of Keel's MCP server (keel mcp)</context-stub>"
+    )
 
 
 LINT_CONTEXT = "---\nwhen: [ask]\ndescription: Lint rules.\n---\nRun the linter.\n"

@@ -18,6 +18,7 @@ from keel.errors import KeelError, LinkError, UsageError
 from keel.link import Conversation, RunRef, TurnRequest
 from keel.state.database import apply_sql, connect
 from keel.store import Store
+from keel.tools.context_open import open_context
 from keel.turn.prepare import prepare_turn
 from keel.turn.prepared import PreparedTurn
 from tests.conftest import WriteBrain
@@ -193,9 +194,38 @@ def test_instructions_over_chars_make_a_stub_naming_chars(open_shop: OpenShop) -
     turn = shop.turn(role="clerk")
     assert turn.attached == ()
     assert stubs(turn) == [("stock", "always", "chars")]
-    assert turn.stubs[0].text.endswith(">left out: too large to attach</context-stub>")
+    # Opened by name it is delivered whole, so the stub of a role that can open says so.
+    assert turn.stubs[0].text.endswith(
+        '>left out: too large to attach; context_open("stock") reads it whole</context-stub>'
+    )
     # Instructions are never cut mid-text: not even their first words ride the turn.
     assert "Never sell" not in turn.stubs[0].text
+    mute = shop.turn(role="mute")
+    assert mute.stubs[0].text.endswith(">left out: too large to attach</context-stub>")
+
+
+def test_a_turns_open_delivers_instructions_past_chars_as_context_open_does(
+    open_shop: OpenShop,
+) -> None:
+    long_rules = "Never sell an item below cost. " * 10
+    shop = open_shop(
+        **{
+            "features/shop/stock.context.md": (
+                f"---\nwhen: [always]\ndata: [shop_stock]\nchars: 120\n---\n{long_rules}\n"
+            )
+        }
+    )
+    turn = shop.turn(role="clerk", open=(ReachEntry(context="stock"),))
+    assert attached(turn) == [("stock", "ask")]
+    assert turn.stubs == ()
+    text = block(turn, "stock")
+    assert long_rules.strip() in text, "the instructions, whole"
+    assert re.fullmatch(
+        r"\d+ rows, not shown: no room left in this context", view_stub(text, "shop_stock")
+    )
+    with shop.store.transaction() as tx:
+        request = TurnRequest(conversation=SHOP, now=NOW, role="clerk")
+        assert open_context(shop.brain, tx, request, ReachEntry(context="stock")) == text
 
 
 def test_past_max_active_the_weakest_links_are_stubbed(open_shop: OpenShop) -> None:

@@ -206,6 +206,24 @@ def test_open_reads_the_context_or_says_why_not(served: Served) -> None:
     assert "acme" in refused["refused"]
 
 
+def test_a_turns_open_past_chars_is_delivered_as_v1_open_delivers_it(served: Served) -> None:
+    path = served.brain / "features" / "agency" / "client.context.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("entity: client slug", "entity: client slug\nchars: 120"))
+    engine = served.service.engine
+    wait_for(lambda: engine.brain.contexts["client"].chars == 120)
+    shopper = {"bot": "nova", "chat": "tg:user:42", "role": "client-desk"}
+    body = shopper | {"input": "hi", "open": [{"context": "client", "entity": "acme"}]}
+    turn = post(served, "/v1/turns", body | {"dry_run": True})
+    assert ("client", "acme", "ask") in pairs(turn)
+    assert "client" not in [s["context"] for s in turn["stubbed"]]
+    (block,) = [b["text"] for b in turn["blocks"] if b["context"] == "client"]
+    assert "say you cannot discuss it." in block  # the instructions, whole
+    assert "1 row, not shown: no room left in this context" in block
+    opened = post(served, "/v1/open", {"context": "client", "entity": "acme", "turn": shopper})
+    assert opened["text"] == block, "one rule: a turn's open is context_open"
+
+
 def test_a_turn_that_cannot_fit_is_409_with_the_fit(served: Served) -> None:
     manifest = served.brain / "constitution" / "MANIFEST.yaml"
     text = manifest.read_text(encoding="utf-8")

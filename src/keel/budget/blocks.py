@@ -17,7 +17,7 @@ from keel.brain.files import MANIFEST_PATH
 from keel.brain.knobs import TurnSettings, context_chars
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
-from keel.budget.fit import Fitted, fit_turn
+from keel.budget.fit import Fitted, fit_turn, opened_by_name
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
 from keel.link.values import Link
@@ -36,11 +36,14 @@ def fit_blocks(
     code: Mapping[Pair, RenderAnswer] | None = None,
 ) -> Fitted:
     """Render the links that may attach (their views read by `views`, with their code's
-    sections) and fit them into the turn's budgets."""
+    sections) and fit them into the turn's budgets. A link the agent opened by name is
+    rendered as `context_open` renders it: instructions whole, views cut to what is left."""
     rendered = code or {}
 
     def render(link: Link) -> Block | None:
-        return render_views(brain, settings, link, views(link), rendered.get(link.pair))
+        code_ = rendered.get(link.pair)
+        opened = opened_by_name(link)
+        return render_views(brain, settings, link, views(link), code_, opened=opened)
 
     return fit_turn(links, render, settings.knobs, can_open=settings.opens)
 

@@ -47,20 +47,31 @@ class Fitted:
         return sum(a.block.chars for a in self.attached)
 
 
-def stub_line(link: Link, knob: Knob, *, can_open: bool) -> str:
+def opened_by_name(link: Link) -> bool:
+    """Whether the agent asked for this context by name (`context_open`, a turn's `open`),
+    so it is delivered even when its instructions alone pass its `chars`: a stub that
+    offered it must not be refused. An open stays an ask while it is kept, and counts
+    when a stronger link carries the same context (`asked`)."""
+    return link.kind == "ask" or link.asked
+
+
+def stub_line(link: Link, knob: Knob, *, can_open: bool, where: str | None = None) -> str:
     """What the model reads instead of a context a budget kept out.
 
     It says the context exists and how to read it; which knob kept it out is for the
-    operator (the stub's `knob`, the ledger, `--json`), not for the model.
+    operator (the stub's `knob`, the ledger, `--json`), not for the model. A context too
+    large for its own `chars` is still delivered when opened by name (`opened_by_name`),
+    so its stub offers `context_open` too. `where` says where that tool is, for an agent
+    that does not have it among its own.
     """
     head = open_tag("context-stub", link.context, link.entity)
-    if knob == "chars":
-        why = "left out: too large to attach"
-    elif can_open:
+    why = "left out: too large to attach" if knob == "chars" else "left out for room"
+    if can_open:
         args = ", ".join(json.dumps(a) for a in (link.context, link.entity) if a is not None)
-        why = f"left out for room; context_open({inline(args)}) reads it"
-    else:
-        why = "left out for room"
+        whole = " whole" if knob == "chars" else ""
+        why += f"; context_open({inline(args)}) reads it{whole}"
+        if where is not None:
+            why += f" — {where}"
     return f"{head}{why}</context-stub>"
 
 
@@ -74,7 +85,9 @@ def fit_turn(
     """Attach strongest first within `maxActive` and `turnChars`; stub the rest.
 
     `render` is called only for links that may still attach, so a turn past `maxActive`
-    reads no views for the contexts it stubs.
+    reads no views for the contexts it stubs. A turn's `render` gives a link the agent
+    opened by name (`opened_by_name`) a block whatever its `chars`, as `context_open` does,
+    so such a link is stubbed only for the turn's room.
     """
     attached: list[Attached] = []
     stubs: list[Stub] = []

@@ -79,7 +79,7 @@ def _ask_descriptions(scope: Scope) -> Iterator[Finding]:
 
 def _over_budget(scope: Scope) -> Iterator[Finding]:
     # Instructions are never cut, so a context whose instructions alone pass its `chars`
-    # arrives as a one-line stub on every turn: it never attaches at all.
+    # arrives as a one-line stub on every turn that does not open it by name.
     manifest = scope.brain.manifest
     for ident in sorted(scope.brain.contexts):
         context = scope.brain.contexts[ident]
@@ -95,9 +95,9 @@ def _over_budget(scope: Scope) -> Iterator[Finding]:
             "context.over-budget",
             f"context '{ident}'",
             f"'{ident}' has {size:,} characters of instructions, more than its chars budget "
-            f"of {chars:,} ({source}); instructions are never cut, so it never attaches — "
-            f"every turn gets a one-line stub instead: shorten the instructions, or raise "
-            f"{knob} above {size:,}",
+            f"of {chars:,} ({source}); instructions are never cut, so it never attaches on its "
+            f"own — every turn that does not open it gets a one-line stub instead: shorten "
+            f"the instructions, or raise {knob} above {size:,}",
             file=context.path,
             line=scope.lines.key(context.path, "chars") if context.chars is not None else None,
         )

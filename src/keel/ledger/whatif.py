@@ -34,7 +34,7 @@ from keel.brain.knobs import SectionBudgets, context_chars, model_limits, turn_k
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
 from keel.budget.blocks import room_advice
-from keel.budget.fit import Fitted, fit_turn
+from keel.budget.fit import Fitted, fit_turn, opened_by_name
 from keel.budget.render import Block, render_block
 from keel.budget.rows import ViewRows
 from keel.ledger.chat_context import decision_json
@@ -286,6 +286,7 @@ def refit(brain: Brain, journal: TurnJournal, *, views_now: ViewsNow | None = No
                 if context is not None and candidate.sections
                 else None
             ),
+            opened=opened_by_name(link),
         )
 
     links = [c.link for c in replay.candidates]

@@ -12,7 +12,7 @@ each pair is kept once, under its strongest link.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from keel.brain.access import role_line
@@ -220,8 +220,13 @@ class _Collector:
         )
         current = self.chosen.get(link.pair)
         if current is None or STRENGTH[kind] < STRENGTH[current.kind]:
+            # The stronger link ranks it; an open of the same pair still delivers it whole.
+            if current is not None and (current.kind == "ask" or current.asked):
+                link = replace(link, asked=True)
             self.chosen[link.pair] = link
             self.order.setdefault(link.pair, len(self.order))
+        elif kind == "ask" and current.kind != "ask" and not current.asked:
+            self.chosen[link.pair] = replace(current, asked=True)
         # A fresh inferred link sticks for `keep` turns; a kept one only when restarted.
         if (kind in STICKY and kept is None) or restarted:
             keep = self.keeps[context.id]

@@ -145,6 +145,9 @@ class Link:
     kind: LinkKind
     feature: str
     kept: Kept | None = None
+    # The agent also asked for it by name (a turn's `open`, or a kept open) while a
+    # stronger link carries it: it is delivered as an open is (`keel.budget.fit`).
+    asked: bool = False
     # (context, entity): what the turn's stages key a link by, made once with the link.
     pair: tuple[str, str | None] = field(init=False, repr=False, compare=False)
 

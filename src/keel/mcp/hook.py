@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from keel.budget.fit import Stub
-from keel.budget.render import inline, open_tag
+from keel.budget.fit import stub_line as budget_stub_line
 from keel.errors import UsageError
 from keel.link.values import TurnRequest
 from keel.mcp.room import Room
@@ -185,13 +185,9 @@ def _catalog_session(session: str) -> str:
 
 def stub_line(stub: Stub, *, can_open: bool) -> str:
     """A stub as the hook sends it: where `context_open` is, when the stub offers it."""
-    if stub.knob == "chars" or not can_open:
-        return stub.text  # too large to read, or the role may not open it: nothing to call
-    link = stub.link
-    args = ", ".join(json.dumps(a) for a in (link.context, link.entity) if a is not None)
-    head = open_tag("context-stub", link.context, link.entity)
-    why = f"left out for room; context_open({inline(args)}) reads it — {TOOL_HOME}"
-    return f"{head}{why}</context-stub>"
+    if not can_open:
+        return stub.text  # the role may not open it: nothing to call
+    return budget_stub_line(stub.link, stub.knob, can_open=True, where=TOOL_HOME)
 
 
 def output(event: str, text: str) -> str:

@@ -224,6 +224,8 @@ def _link_json(link: Link) -> dict[str, Any]:
     found = {**_pair(link.context, link.entity, link.kind), "feature": link.feature}
     if link.kept is not None:  # journals before kept links were shown have no such key
         found["kept"] = {"from_turn": link.kept.from_turn, "turns_left": link.kept.turns_left}
+    if link.asked:  # only then: the journals of other turns keep their shape
+        found["asked"] = True
     return found
 
 
@@ -237,6 +239,7 @@ def _link(data: Mapping[str, Any]) -> Link:
         kept=None
         if kept is None
         else Kept(from_turn=int(kept["from_turn"]), turns_left=int(kept["turns_left"])),
+        asked=data.get("asked") is True,
     )
 
 
