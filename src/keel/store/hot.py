@@ -15,13 +15,14 @@ driver (SQLite's trace callback), which sees every one.
 from __future__ import annotations
 
 import threading
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, event
-from sqlalchemy.exc import DBAPIError, StatementError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.selectable import ReturnsRows
@@ -68,7 +69,7 @@ class _Form:
 class Hot:
     """One statement of a turn's hot path (see the module docstring)."""
 
-    __slots__ = ("_columns", "_forms", "_statement")
+    __slots__ = ("_columns", "_forms", "_named", "_statement")
 
     def __init__(self, statement: Executable, *, columns: Sequence[str] | None = None) -> None:
         """`columns`: an INSERT's columns, all given on every run (the others take their
@@ -76,19 +77,22 @@ class Hot:
         self._statement = statement
         self._columns = None if columns is None else list(columns)
         self._forms: dict[str, _Form] = {}
+        self._named: Any = None  # the named tuple type of `named`, made on first use
 
     def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Run the statement and return every row it gives."""
         form = self._form(conn.dialect)
         values = form.values(params)
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
+        with _cursor(conn, form.sql, values) as cursor:
             cursor.execute(form.sql, values)
             return form.rows(cursor.fetchall())
-        except conn.dialect.loaded_dbapi.Error as exc:
-            raise _failed(form.sql, values, exc, conn.dialect) from exc
-        finally:
-            cursor.close()
+
+    def named(self, conn: Connection, params: Mapping[str, Any]) -> list[Any]:
+        """`rows`, each a named tuple with the statement's column names as fields."""
+        if self._named is None:
+            names = self._statement.exported_columns.keys()  # type: ignore[attr-defined]
+            self._named = namedtuple("Row", names)  # type: ignore[misc]
+        return [self._named._make(row) for row in self.rows(conn, params)]
 
     def run(self, conn: Connection, params: Mapping[str, Any]) -> int:
         """Run the statement once, for what it writes; return how many rows it touched."""
@@ -99,17 +103,12 @@ class Hot:
         rows it touched."""
         form = self._form(conn.dialect)
         values = [form.values(p) for p in params]
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
+        with _cursor(conn, form.sql, values) as cursor:
             if len(values) == 1:
                 cursor.execute(form.sql, values[0])
             else:
                 cursor.executemany(form.sql, values)
             return int(cursor.rowcount)
-        except conn.dialect.loaded_dbapi.Error as exc:
-            raise _failed(form.sql, values, exc, conn.dialect) from exc
-        finally:
-            cursor.close()
 
     def _form(self, dialect: Dialect) -> _Form:
         form = self._forms.get(dialect.name)
@@ -142,8 +141,29 @@ def _compile(statement: Executable, dialect: Dialect, columns: list[str] | None)
     )
 
 
-def _failed(sql: str, values: Any, exc: Exception, dialect: Dialect) -> StatementError:
-    return DBAPIError.instance(sql, values, exc, dialect.loaded_dbapi.Error, dialect=dialect)
+def on_driver(
+    conn: Connection, sql: str, params: Sequence[Any] = ()
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """Plain SQL (in the driver's parameter style) on the driver's cursor, as a hot
+    statement runs: its columns (none for a statement that reads nothing) and rows."""
+    with _cursor(conn, sql, params) as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        return tuple(d[0] for d in cursor.description or ()), rows
+
+
+@contextmanager
+def _cursor(conn: Connection, sql: str, values: Any) -> Iterator[Any]:
+    """The driver's cursor on `conn`, closed after; a driver error raised as SQLAlchemy's."""
+    dialect = conn.dialect
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        yield cursor
+    except dialect.loaded_dbapi.Error as exc:
+        error = DBAPIError.instance(sql, values, exc, dialect.loaded_dbapi.Error, dialect=dialect)
+        raise error from exc
+    finally:
+        cursor.close()
 
 
 @contextmanager

@@ -12,7 +12,6 @@ always reads as its lines.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cache
@@ -52,7 +51,6 @@ _ONE = (
     .order_by(_ORIGINS.c.id, _REACH.c.position)
 )
 _LOOKUP_ONE = Hot(_ONE)
-_Found = namedtuple("_Found", _ONE.selected_columns.keys())  # type: ignore[misc]
 _RESOLVE = (
     update(_ORIGINS)
     .where(
@@ -117,8 +115,7 @@ def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[s
     rows: dict[str, list[Any]] = {}
     found: Iterable[Any]
     if len(ids) == 1:
-        one = _LOOKUP_ONE.rows(conn, {"bot": bot, "chat": chat, "id": ids[0]})
-        found = (_Found._make(row) for row in one)
+        found = _LOOKUP_ONE.named(conn, {"bot": bot, "chat": chat, "id": ids[0]})
     else:
         found = conn.execute(_LOOKUP, {"bot": bot, "chat": chat, "ids": list(ids)})
     for row in found:
@@ -127,7 +124,8 @@ def _lookup(conn: Connection, bot: str, chat: str, ids: Sequence[str]) -> dict[s
 
 
 def _origin(group: Sequence[Any]) -> Origin:
-    """An origin from its rows (SQLAlchemy's, or `_Found`), one per reach entry."""
+    """An origin from its rows (SQLAlchemy's, or a hot statement's named ones), one per
+    reach entry."""
     first = group[0]
     reach = tuple(
         ReachEntry(context=row.context, entity=unkey(row.entity))

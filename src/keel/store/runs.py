@@ -11,7 +11,6 @@ makes a step that wrote its row in its effect's transaction run once.
 from __future__ import annotations
 
 import json
-from collections import namedtuple
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cache
@@ -42,7 +41,6 @@ _EXECUTORS = schema.executors
 # more than running it on SQLite, and a run's overhead is a handful of them.
 _ONE_STEP = _STEPS.c.run_id == bindparam("r"), _STEPS.c.seq == bindparam("s")
 _STEP = Hot(select(_STEPS).where(*_ONE_STEP))  # each step of a run looks for its row
-_StepFound = namedtuple("_StepFound", [c.name for c in _STEPS.columns])  # type: ignore[misc]
 _SET_STATUS = update(_RUNS).where(_RUNS.c.id == bindparam("r"))
 _RUN_KEPT = ("created_at", "id")
 
@@ -254,8 +252,8 @@ def _step_values(step: StepRow) -> dict[str, Any]:
 
 def step(conn: Connection, run_id: str, seq: int) -> StepRow | None:
     """One step of a run, or None."""
-    found = _STEP.rows(conn, {"r": run_id, "s": seq})
-    return _step(_StepFound._make(found[0])) if found else None
+    found = _STEP.named(conn, {"r": run_id, "s": seq})
+    return _step(found[0]) if found else None
 
 
 def steps(conn: Connection, run_id: str) -> tuple[StepRow, ...]:
@@ -265,7 +263,7 @@ def steps(conn: Connection, run_id: str) -> tuple[StepRow, ...]:
 
 
 def _step(row: Any) -> StepRow:
-    """A step from its row (SQLAlchemy's, or `_StepFound`)."""
+    """A step from its row (SQLAlchemy's, or a hot statement's named one)."""
     return StepRow(
         run_id=row.run_id,
         seq=int(row.seq),

@@ -13,16 +13,16 @@ serialise on the rows they touch.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from keel.errors import StoreError
 from keel.store import migrations as _migrations
+from keel.store.hot import on_driver
 from keel.store.sql import DIALECTS, STORE_BEGINS, failing_as, reason
 from keel.store.tx import Tx
 
@@ -134,22 +134,13 @@ def _take_write_lock(conn: Connection) -> None:
         # A `begin` hook that ignores STORE_BEGINS began a deferred transaction: nothing
         # has run in it yet, so end it and begin again.
         conn.exec_driver_sql("COMMIT")
-    _on_driver(conn, "BEGIN IMMEDIATE")
-
-
-def _on_driver(conn: Connection, sql: str) -> None:
-    """A transaction's start on SQLite's driver itself, as the turn's hot statements run
-    (keel.store.hot); its error raised as SQLAlchemy's."""
-    try:
-        conn.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
-    except sqlite3.Error as exc:
-        raise DBAPIError.instance(sql, (), exc, sqlite3.Error) from exc
+    on_driver(conn, "BEGIN IMMEDIATE")  # as the turn's hot statements run
 
 
 def _begin_reading(conn: Connection) -> None:
     # A deferred transaction: one snapshot for every read, no write lock, rolled back.
     if not getattr(conn.connection.driver_connection, "in_transaction", False):
-        _on_driver(conn, "BEGIN")
+        on_driver(conn, "BEGIN")
 
 
 def _rollback(conn: Connection) -> None:
