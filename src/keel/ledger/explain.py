@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from keel.brain.snapshot import Brain
 from keel.brain.specs import ContextSpec, RoleSpec
-from keel.link.bindings import another_bots_pin, effective_bindings, links_bot
+from keel.link.bindings import another_bots_pin, bound_where, effective_bindings, links_bot
 from keel.link.values import Binding, Kept, LinkKind, Stored
 from keel.store.journal_values import Decision, TurnJournal
 
@@ -216,8 +216,7 @@ def _another_bots(brain: Brain, journal: TurnJournal, ident: str) -> list[str]:
         return []
     if ident in journal.pins:
         return [another_bots_pin(binding)]
-    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
-    return [f"{where} binds it for bot '{binding.bot}' only"]
+    return [f"{bound_where(binding)} binds it for bot '{binding.bot}' only"]
 
 
 def _replied_reach(journal: TurnJournal, ident: str) -> bool:

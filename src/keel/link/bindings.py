@@ -153,21 +153,24 @@ def _holder(held: Binding | None, bot: str | None) -> tuple[str, str]:
     binding pins it."""
     if held is None:
         return "this chat", ""
-    where = f"thread {held.thread}" if held.thread is not None else "this chat"
     by = f" by bot '{held.bot}'" if held.bot is not None and held.bot != bot else ""
-    return where, by
+    return bound_where(held), by
+
+
+def bound_where(binding: Binding) -> str:
+    """Where a binding holds, as a message names it: `thread 77`, or `this chat`."""
+    return f"thread {binding.thread}" if binding.thread is not None else "this chat"
 
 
 def another_bots_pin(binding: Binding) -> str:
     """Why a bound context rides none of this bot's turns, though it holds the room: the
     note a turn logs, and explain repeats on that context's row."""
-    where = f"thread {binding.thread}" if binding.thread is not None else "this chat"
     by = "an access.yaml rule" if binding.source == "access" else "a context_bind call"
     key = f"'{binding.entity}'" if binding.entity is not None else "no entity"
     return (
-        f"'{binding.context}' is pinned to {key} in {where} by bot '{binding.bot}' "
-        f"({by}): it attaches to that bot's turns only, and holds this bot's links there "
-        f"to {key}"
+        f"'{binding.context}' is pinned to {key} in {bound_where(binding)} by bot "
+        f"'{binding.bot}' ({by}): it attaches to that bot's turns only, and holds this "
+        f"bot's links there to {key}"
     )
 
 
