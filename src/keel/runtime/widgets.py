@@ -34,6 +34,7 @@ from keel.log import logger, shown
 from keel.state.views import read_view
 from keel.store import Tx
 from keel.store.store import Store
+from keel.store.widgets import LiveWidget
 from keel.tools.notification_send import DM_PREFIXES
 from keel.tools.send import record_send
 
@@ -129,30 +130,15 @@ def refresh_widgets(
     left: list[WidgetLeft] = []
     with store.transaction() as tx:
         for live in tx.live_widgets():
-            room = Conversation(bot=live.bot, chat=live.chat, thread=live.thread)
-            found = brain.contexts.get(live.context)
-            why = (
-                f"context {live.context!r} did not load or declares no widget any more"
-                if found is None or found.widget is None
-                else _not_admitted(brain, room, live.context)
-            )
-            if why is None and found is not None and found.widget is not None:
-                try:
-                    text = widget_text(found, found.widget, _rows(brain, tx, room, found.widget))
-                except (UsageError, Refused) as exc:
-                    why = str(exc)
-            if why is not None:
+            text = _read_again(brain, tx, live)
+            if isinstance(text, WidgetLeft):
                 log.warning(
-                    "widget %s in %s left as it was: %s", live.message_id, shown(live.chat), why
+                    "widget %s in %s left as it was: %s",
+                    live.message_id,
+                    shown(live.chat),
+                    text.reason,
                 )
-                left.append(
-                    WidgetLeft(
-                        chat=live.chat,
-                        message_id=live.message_id,
-                        context=live.context,
-                        reason=why,
-                    )
-                )
+                left.append(text)
                 continue
             if text == live.text:
                 continue
@@ -168,6 +154,22 @@ def refresh_widgets(
                 )
             )
     return tuple(edits), tuple(left)
+
+
+def _read_again(brain: Brain, tx: Tx, live: LiveWidget) -> str | WidgetLeft:
+    """A live widget's text as its lines read now, or why it is left as last shown."""
+    found = brain.contexts.get(live.context)
+    room = Conversation(bot=live.bot, chat=live.chat, thread=live.thread)
+    if found is None or found.widget is None:
+        why = f"context {live.context!r} did not load or declares no widget any more"
+    elif (refused := _not_admitted(brain, room, live.context)) is not None:
+        why = refused
+    else:
+        try:
+            return widget_text(found, found.widget, _rows(brain, tx, room, found.widget))
+        except (UsageError, Refused) as exc:
+            why = str(exc)
+    return WidgetLeft(chat=live.chat, message_id=live.message_id, context=live.context, reason=why)
 
 
 def _not_admitted(brain: Brain, room: Conversation, context: str) -> str | None:
