@@ -205,6 +205,16 @@ class Access:
         """The file could not be used at all: every turn is refused, with `reason`."""
         return cls(path=path, broken=reason)
 
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The bots a rule that loaded is for, by name."""
+        return tuple(sorted({rule.bot for rule in self.rules}))
+
+    @property
+    def named_bots(self) -> frozenset[str]:
+        """Every bot the file names, in a rule that loaded or in one that failed."""
+        return frozenset(self.bots) | {failure.bot for failure in self.failed}
+
     def room(self, bot: str, chat: str, *, dm: bool = False) -> Room:
         """Everything access.yaml says of `bot` in `chat`, in one look-up: a turn's
         stages read this value instead of asking again."""

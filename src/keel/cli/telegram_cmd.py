@@ -228,7 +228,7 @@ def _http_url(url: str) -> bool:
 def _known_bot(engine: Engine, bot: str) -> None:
     """Refuse a bot access.yaml gives no rule, before connecting: it could answer no one."""
     access = engine.brain.access
-    bots = sorted({rule.bot for rule in access.rules})
+    bots = access.bots
     if bot not in bots and access.broken is None:
         where = access.path or "constitution/access.yaml"
         close = suggest(bot, bots)  # the list follows anyway: only a close one is named

@@ -51,7 +51,7 @@ def _bots(scope: Scope) -> Iterator[Finding]:
     access = scope.brain.access
     if access.path is None or access.broken is not None:
         return  # no access.yaml to know bots by, or one whose failure is reported already
-    bots = {rule.bot for rule in access.rules} | {rule.bot for rule in access.failed}
+    bots = access.named_bots
     for key in sorted(scope.brain.entities):
         entity = scope.brain.entities[key]
         if entity.bot is None or entity.bot in bots:

@@ -146,7 +146,7 @@ def _unknown_capabilities(scope: Scope) -> Iterator[Finding]:
 def _silent_chat(scope: Scope) -> Iterator[Finding]:
     brain = scope.brain
     access = brain.access
-    bots = sorted({rule.bot for rule in access.rules})
+    bots = access.bots
     seen: set[str] = set()
     for role in _roles(brain):
         chat = approvals_chat(brain, role)

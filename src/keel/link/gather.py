@@ -98,7 +98,7 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None, room: Room
 def _near_bot(brain: Brain, bot: str) -> str:
     """` (did you mean bot 'x'?)` when access.yaml has no rule for `bot` but one for a
     bot of a close name: a misspelt --bot reads as a room with no rule."""
-    bots = {r.bot for r in brain.access.rules} | {f.bot for f in brain.access.failed}
+    bots = brain.access.named_bots
     if bot in bots:
         return ""
     near = suggest(bot, bots)

@@ -429,7 +429,7 @@ class Engine:
         access, roles = self.brain.access, self.brain.roles
         ruled = {r.bot: r.role for r in access.group_rules(chat) if r.role is not None}
         if not ruled:
-            for bot in sorted({r.bot for r in access.rules}):
+            for bot in access.bots:
                 rule = access.rule_for(bot, chat)
                 if rule is not None and rule.role is not None:
                     ruled[bot] = rule.role

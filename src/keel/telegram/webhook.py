@@ -67,7 +67,7 @@ class Webhooks:
                 "error": f"a Telegram webhook needs the {SECRET_HEADER} header set "
                 "to the server's secret (setWebhook's secret_token)"
             }
-        bots = sorted({rule.bot for rule in self._engine.brain.access.rules})
+        bots = self._engine.brain.access.bots
         if bot not in bots and self._engine.brain.access.broken is None:
             return 404, {
                 "error": f"no bot {bot!r} in access.yaml — this server answers "

@@ -151,7 +151,7 @@ def choices(svc: Service) -> dict[str, Any]:
     brain = svc.brain()
     entities = brain.entities.values()
     return {
-        "bots": sorted({rule.bot for rule in brain.access.rules}),
+        "bots": list(brain.access.bots),
         "roles": sorted(brain.roles),
         "startable": sorted(e.key for e in entities if e.kind in ("heartbeat", "scenario")),
         "events": sorted({e.event for e in entities if e.kind == "hook" and e.event}),
