@@ -17,7 +17,7 @@ import pytest
 
 from keel.assemble.values import ToolCall, ToolResult
 from keel.link.values import RunRef
-from keel.runs import workflows
+from keel.runs import orders, workflows
 from keel.runs.agent import LOST, RunSteps
 from keel.runs.codec import result_json
 from keel.runs.context import RunContext
@@ -96,6 +96,23 @@ def test_an_execution_that_looked_before_its_twin_started_goes_on_with_the_twins
     assert after["steps"] == before["steps"]
     assert after["messages"] == before["messages"]
     assert len(after["messages"]) == 1
+
+
+def test_a_run_this_process_made_skips_the_look_once_and_still_meets_a_twins_rows(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order = a_finished_run(runs)  # finished by a worker, as a twin elsewhere would
+    assert not orders.first_taken(order.id)  # its first execution took the id
+    before = show(runs, order.id)
+    # Made here again (a twin elsewhere ran it meanwhile): this execution does not look.
+    monkeypatch.setattr(orders, "_minted", {order.id})
+    looks: list[str] = []
+    monkeypatch.setattr(workflows, "looked", lambda *_args: looks.append("look"))
+    outcome = execute(order)
+    assert (outcome["status"], looks) == ("done", [])
+    assert show(runs, order.id)["steps"] == before["steps"]
+    execute(order)  # the id is taken now: a second execution looks
+    assert looks == ["look"]
 
 
 def test_a_final_answer_the_origin_rules_refuse_fails_the_run_before_any_card(

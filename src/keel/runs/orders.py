@@ -8,6 +8,7 @@ Making an order reads the brain only: no database, no DBOS.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -22,10 +23,29 @@ from keel.link.values import Conversation, RunRef
 from keel.runs.values import RunOrder
 from keel.store.run_values import RunRow
 
+# The ids this process made and no execution has taken yet: a run with one of these can
+# have no rows, so its first execution skips the look for them (one read transaction
+# fewer per run). A recovery, a twin or a run made elsewhere is not here, and looks.
+_minted: set[str] = set()
+_minting = threading.Lock()
+
 
 def new_id(kind: str, ident: str) -> str:
     """A new run's id: what it is a run of, and a random tail."""
-    return f"{kind}-{ident}-{secrets.token_hex(4)}"
+    made = f"{kind}-{ident}-{secrets.token_hex(4)}"
+    with _minting:
+        _minted.add(made)
+    return made
+
+
+def first_taken(run_id: str) -> bool:
+    """True once for an id this process made, when the first execution takes it: no
+    execution of that run has written anything yet (a later one may have; it looks)."""
+    with _minting:
+        if run_id not in _minted:
+            return False
+        _minted.discard(run_id)
+        return True
 
 
 def order_for(

@@ -57,6 +57,7 @@ from keel.runs.journal import (
     step_row,
 )
 from keel.runs.notice import outcome_notice
+from keel.runs.orders import first_taken
 from keel.runs.plan import plan_run
 from keel.runs.values import RunOrder, RunPlan
 from keel.store import Tx
@@ -151,7 +152,9 @@ def start(context: RunContext) -> RunPlan | Failure:
     """Step `start`: the plan, and the run's row; why not, when the run cannot start.
 
     It looks for its row first: a replay takes the plan that stands (a hook's plan runs its
-    gate, which must not run again; any other plan would read a brain edited since). A
+    gate, which must not run again; any other plan would read a brain edited since). The
+    first execution of a run whose id this process made has nothing to find and does not
+    look; a twin that started meanwhile elsewhere is caught when the rows are written. A
     fresh plan's rows are written by the run's next transaction (`context.starting`),
     which for a turn is the transaction of the turn itself: one commit fewer per run.
     """
@@ -159,7 +162,8 @@ def start(context: RunContext) -> RunPlan | Failure:
     seq = context.next_seq()
     runtime = context.runtime
     store = runtime.engine.store
-    found = looked(store, order.id, seq)
+    # An id this process made is new: no execution has a row to find yet.
+    found = None if first_taken(order.id) else looked(store, order.id, seq)
     if found is not None and found.status == "done":
         return _planned(found.output)  # a replay: the run started before
     context.fresh = found is None
