@@ -14,9 +14,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from keel.brain.loader import inline_hooks
 from keel.brain.problems import did_you_mean
 from keel.brain.snapshot import Brain
-from keel.brain.specs import ReachEntry
+from keel.brain.specs import EntitySpec, ReachEntry
 from keel.errors import UsageError
 from keel.link.reach import check_override, find_run
 from keel.link.values import Conversation, RunRef
@@ -159,6 +160,26 @@ def pending(order: RunOrder, at: datetime, executor: str) -> RunRow:
 def unheard(brain: Brain, event: str) -> UsageError:
     """The error of firing an event no hook listens to: a misspelt event would otherwise
     run nothing without a word."""
+    for clash in _clashing_inline_hooks(brain, event):
+        held = brain.entities[clash.key]
+        return UsageError(
+            f"no hook listens to {event!r}: the inline hook '{clash.id}' of scenario "
+            f"'{clash.scenario}' ({clash.path}) would, but its id is {held.path}'s — "
+            "give it another `id:` (keel doctor lists it)"
+        )
     events = hook_events(brain)
     hint = did_you_mean(event, events) if events else " — the brain has no hooks"
     return UsageError(f"no hook listens to {event!r}{hint}")
+
+
+def _clashing_inline_hooks(brain: Brain, event: str) -> list[EntitySpec]:
+    """Scenarios' inline hooks for `event` that the loader skipped: their id was taken."""
+    return [
+        hook
+        for scenario in brain.entities.values()
+        if scenario.kind == "scenario" and scenario.hooks
+        for hook in inline_hooks(scenario)
+        if hook.event == event
+        and hook.key in brain.entities
+        and brain.entities[hook.key].scenario != scenario.id
+    ]
