@@ -33,6 +33,18 @@ def test_show_prints_the_lines_as_the_chat_reads_them_with_no_padding(keel: Keel
     )
 
 
+def test_showing_the_list_again_says_which_message_it_replaces(keel: Keel) -> None:
+    first = keel.json("widget show", "--context", "shopping", *FAMILY, "--message-id", "list-1")
+    assert first["replaced"] == []
+    out = shown(keel, "widget show", "--context", "shopping", *FAMILY, "--message-id", "list-2")
+    assert out.splitlines()[0] == "sent list-2 · widget shopping"
+    said = "replaces list-1: no longer kept up to date, left as it reads"
+    assert out.splitlines()[-1] == said
+    assert f"`{said}`" in CONTENT_PAGE, "docs/content.md shows the line as printed"
+    third = keel.json("widget show", "--context", "shopping", *FAMILY, "--message-id", "list-3")
+    assert third["replaced"] == ["list-2"]
+
+
 def test_a_long_line_wraps_under_its_indent_with_no_padding(keel: Keel) -> None:
     item = " ".join(["wholegrain"] * 12)  # 131 characters: wraps at 80 columns
     keel.json("state apply")

@@ -43,10 +43,11 @@ def current(assembly: Assembly) -> str:
 def test_the_shopping_list_is_shown_as_numbered_lines_of_its_open_items(
     reference_brain: Brain, reference_store: Store
 ) -> None:
-    origin, shown = show_widget(
+    shown = show_widget(
         reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW
     )
-    assert shown == LIST
+    origin = shown.origin
+    assert (shown.text, shown.replaced) == (LIST, ())
     assert (origin.feature, origin.widget) == ("home", "shopping")
     assert [e.context for e in origin.reach] == ["shopping"]
     with reference_store.transaction() as tx:
@@ -101,7 +102,10 @@ def test_showing_the_list_again_retires_the_earlier_message(
     reference_brain: Brain, reference_store: Store
 ) -> None:
     show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW)
-    show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-2", at=NOW)
+    again = show_widget(
+        reference_brain, reference_store, FAMILY, "shopping", message_id="list-2", at=NOW
+    )
+    assert again.replaced == ("list-1",)
     with reference_store.transaction() as tx:
         assert [w.message_id for w in tx.live_widgets()] == ["list-2"]
         old, new = tx.origins(FAMILY.bot, FAMILY.chat, ["list-1", "list-2"])
@@ -225,9 +229,9 @@ def test_a_reply_turn_reads_a_retired_list_as_replaced_not_its_old_numbers(
 ) -> None:
     show_widget(reference_brain, reference_store, FAMILY, "shopping", message_id="list-1", at=NOW)
     tick_off(reference_store, 1)
-    _, second = show_widget(
+    second = show_widget(
         reference_brain, reference_store, FAMILY, "shopping", message_id="list-2", at=NOW
-    )
+    ).text
     request = TurnRequest(
         conversation=FAMILY, now=NOW + timedelta(hours=1), input="2 done", reply_to=("list-2",)
     )

@@ -7,9 +7,10 @@ to date in place (`keel.runtime.widgets`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from keel.cli.options import (
     AtOpt,
@@ -50,27 +51,21 @@ def widget_show(
 
     def body() -> None:
         with open_engine(brain, db) as engine:
-            origin, text = engine.show_widget(
+            shown = engine.show_widget(
                 Conversation(bot=bot, chat=chat, thread=thread),
                 context,
                 message_id=message_id,
                 at=parse_at(at),
             )
-        data: dict[str, Any] = {
-            "message_id": origin.message_id,
-            "widget": origin.widget,
-            "text": text,
-            "origin": {
-                "feature": origin.feature,
-                "reach": [{"context": r.context, "entity": r.entity} for r in origin.reach],
-            },
-        }
         if as_json:
-            emit_json(data)
+            emit_json(shown.to_json())
             return
         out = console()
-        out.print(f"sent [bold]{origin.message_id}[/] · widget {origin.widget}")
-        out.print(indented(text))
+        out.print(f"sent [bold]{shown.origin.message_id}[/] · widget {shown.origin.widget}")
+        out.print(indented(shown.text))
+        if shown.replaced:
+            earlier = ", ".join(escape(m) for m in shown.replaced)
+            out.print(f"replaces {earlier}: no longer kept up to date, left as it reads")
 
     guard(as_json, body)
 

@@ -74,7 +74,13 @@ from keel.runtime.answer import Answer, answer_of, turn_request
 from keel.runtime.cards import answer_reply
 from keel.runtime.loop import DEFAULT_MAX_STEPS, TurnOutcome, arun_turn, run_turn
 from keel.runtime.models import AsyncModelClient, ModelClient
-from keel.runtime.widgets import WidgetEdit, WidgetLeft, refresh_widgets, show_widget
+from keel.runtime.widgets import (
+    ShownWidget,
+    WidgetEdit,
+    WidgetLeft,
+    refresh_widgets,
+    show_widget,
+)
 from keel.state.database import anchored, connect, default_url
 from keel.state.files import StateFile, StateReport, apply_state, state_status
 from keel.store.journal_values import TurnJournal
@@ -341,9 +347,10 @@ class Engine:
         *,
         message_id: str | None = None,
         at: datetime | None = None,
-    ) -> tuple[Origin, str]:
+    ) -> ShownWidget:
         """Send `context`'s widget — its view's rows as numbered lines — to the room:
-        the message's origin and text (`keel.runtime.widgets`)."""
+        the message's origin and text, and the earlier messages of it that it replaced
+        (`keel.runtime.widgets`)."""
         return show_widget(
             self.brain,
             self.store,

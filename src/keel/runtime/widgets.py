@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from keel.assemble.widgets import MAX_LINES, widget_text
 from keel.brain.snapshot import Brain
@@ -39,6 +40,26 @@ from keel.tools.notification_send import DM_PREFIXES
 from keel.tools.send import record_send
 
 log = logger("widgets")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShownWidget:
+    """A widget sent to a room: its message's origin, its text, and the room's earlier
+    messages of the same widget that it replaced (they stay, as ordinary messages)."""
+
+    origin: Origin
+    text: str
+    replaced: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        reach = [{"context": r.context, "entity": r.entity} for r in self.origin.reach]
+        return {
+            "message_id": self.origin.message_id,
+            "widget": self.origin.widget,
+            "text": self.text,
+            "origin": {"feature": self.origin.feature, "reach": reach},
+            "replaced": list(self.replaced),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,10 +110,10 @@ def show_widget(
     *,
     message_id: str,
     at: datetime,
-) -> tuple[Origin, str]:
+) -> ShownWidget:
     """Send `context_id`'s widget to the room: record the message and its origin, retire
-    the room's earlier one; the origin and the text. `UsageError` for a context with no
-    widget, `Refused` for a message id already used in the chat."""
+    the room's earlier one. `UsageError` for a context with no widget, `Refused` for a
+    message id already used in the chat."""
     context, widget = _declared(brain, context_id)
     refused = _not_admitted(brain, conversation, context.id)
     if refused is not None:
@@ -110,7 +131,7 @@ def show_widget(
             widget=context.id,
         )
         record_send(tx, brain, origin, text)
-        tx.retire_widgets(
+        replaced = tx.retire_widgets(
             bot=conversation.bot,
             chat=conversation.chat,
             thread=conversation.thread,
@@ -118,7 +139,7 @@ def show_widget(
             keep=message_id,
             at=at,
         )
-    return origin, text
+    return ShownWidget(origin=origin, text=text, replaced=replaced)
 
 
 def refresh_widgets(

@@ -541,9 +541,9 @@ class Tx:
 
     def retire_widgets(
         self, *, bot: str, chat: str, thread: str | None, context: str, keep: str, at: datetime
-    ) -> int:
+    ) -> tuple[str, ...]:
         """Make the room's earlier widgets of `context` (all but message `keep`) ordinary,
-        marked replaced at `at`."""
+        marked replaced at `at`; their message ids."""
         with self._doing(f"retire the earlier {context} widgets in {chat}") as conn:
             return _widgets.retire_widgets(
                 conn, bot=bot, chat=chat, thread=thread, context=context, keep=keep, at=at

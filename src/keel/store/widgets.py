@@ -86,9 +86,9 @@ def retire_widgets(
     context: str,
     keep: str,
     at: datetime,
-) -> int:
+) -> tuple[str, ...]:
     """Make every widget of `context` in this room but message `keep` an ordinary message,
-    its message marked replaced at `at`; return how many."""
+    its message marked replaced at `at`; the ids of those messages, in id order."""
     earlier = (
         _ORIGINS.c.bot == bot,
         _ORIGINS.c.chat == chat,
@@ -96,17 +96,24 @@ def retire_widgets(
         _ORIGINS.c.widget == context,
         _ORIGINS.c.message_id != keep,
     )
+    retired = tuple(
+        conn.execute(
+            select(_ORIGINS.c.message_id).where(*earlier).order_by(_ORIGINS.c.message_id)
+        ).scalars()
+    )
+    if not retired:
+        return ()
     conn.execute(
         update(_MESSAGES)
         .where(
             _MESSAGES.c.bot == bot,
             _MESSAGES.c.chat == chat,
-            _MESSAGES.c.message_id.in_(select(_ORIGINS.c.message_id).where(*earlier)),
+            _MESSAGES.c.message_id.in_(retired),
         )
         .values(replaced_at=utc(at, "the widget's replacement time"))
     )
-    result = conn.execute(update(_ORIGINS).where(*earlier).values(widget=None))
-    return int(result.rowcount)
+    conn.execute(update(_ORIGINS).where(*earlier).values(widget=None))
+    return retired
 
 
 def edit_message(conn: Connection, row: int, text: str, at: datetime) -> bool:

@@ -29,21 +29,13 @@ def post_widget(body: WidgetBody, svc: Svc) -> KeelJSON:
     """`keel widget show --json`."""
     svc.brain()
     with svc.database():
-        origin, text = svc.engine.show_widget(
+        shown = svc.engine.show_widget(
             Conversation(bot=body.bot, chat=body.chat, thread=body.thread),
             body.context,
             message_id=body.message_id,
             at=body.at,
         )
-    reach = [{"context": r.context, "entity": r.entity} for r in origin.reach]
-    return KeelJSON(
-        {
-            "message_id": origin.message_id,
-            "widget": origin.widget,
-            "text": text,
-            "origin": {"feature": origin.feature, "reach": reach},
-        }
-    )
+    return KeelJSON(shown.to_json())
 
 
 @router.post("/widgets/refresh", summary="Edit each live widget whose lines changed")
