@@ -101,3 +101,20 @@ def test_an_engine_send_is_held_to_the_pin_too(runs: Runs) -> None:
             about_entity="f-3",
         )
     assert sent(runs, "tg:chat:engine-send") == []
+
+
+def test_a_send_into_a_bound_thread_names_the_thread_not_the_chat(runs: Runs) -> None:
+    from keel.errors import Refused
+    from keel.link import Conversation
+    from keel.link.values import RunRef
+
+    args = ("--context", "rating", "--entity", "f-1", "--chat", "tg:chat:topics")
+    result = runs.invoke("bind", *args, "--thread", "7", "--role", "critic")
+    assert result.exit_code == 0, result.output
+    with pytest.raises(Refused, match="but thread 7 of tg:chat:topics is bound to rating 'f-1'"):
+        runs.engine.send(
+            Conversation(bot="nova", chat="tg:chat:topics", thread="7"),
+            "Tonight: f-3",
+            run=RunRef(kind="heartbeat", id="evening"),
+            about_entity="f-3",
+        )

@@ -108,13 +108,16 @@ def check_pin(tx: Tx, brain: Brain, origin: Origin) -> None:
     if not keyed:
         return
     room = Conversation(bot=origin.bot, chat=origin.chat, thread=origin.thread)
-    pins = pins_of(brain, effective_bindings(brain, room, tx.bindings_here(room)))
+    bindings = effective_bindings(brain, room, tx.bindings_here(room))
+    pins = pins_of(brain, bindings)
     for entry in keyed:
         if entry.context in pins and pins[entry.context] != entry.entity:
             pinned = pins[entry.context]
             bound = f"'{pinned}'" if pinned is not None else "no entity"
+            held = bindings[entry.context]
+            where = f"thread {held.thread} of {room.chat}" if held.thread else room.chat
             raise Refused(
-                f"this message is about {entry.context} '{entry.entity}', but {room.chat} is "
+                f"this message is about {entry.context} '{entry.entity}', but {where} is "
                 f"bound to {entry.context} {bound} — send it to the room of '{entry.entity}', "
                 "or about what this room is bound to"
             )
