@@ -180,3 +180,15 @@ def test_a_json_body_sent_without_its_content_type_says_to_send_it_as_json(
     assert found["msg"] == (
         "the body was not read as JSON: send it with the header content-type: application/json"
     ), found
+
+
+def test_a_misspelt_body_field_names_the_field_meant(served: Served) -> None:
+    body = {"bot": "nova", "chat": "tg:chat:-1001000000001", "inptu": "hello"}
+    detail = refused(served, "/v1/turns", body)
+    [extra] = [d for d in detail if d["type"] == "extra_forbidden"]
+    assert extra["loc"] == ["body", "inptu"]
+    assert extra["msg"] == "Extra inputs are not permitted — did you mean 'input'?"
+    unknown = refused(served, "/v1/turns", {**body, "zzzzzz": 1})
+    [far] = [d for d in unknown if d["loc"] == ["body", "zzzzzz"]]
+    assert far["msg"].startswith("Extra inputs are not permitted — expected one of: ")
+    assert "input" in far["msg"]

@@ -33,6 +33,7 @@ key and the limit bound; SQLAlchemy has nothing to compile.
 from __future__ import annotations
 
 import math
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,14 +41,13 @@ from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from keel.brain.files import MANIFEST_PATH
 from keel.brain.specs import ContextSpec, ViewRef
 from keel.budget.rows import ViewRows
 from keel.link.values import Link, Tenant
 from keel.log import logger, shown
-from keel.store.hot import on_driver
 
 LOG = logger("state")
 UNREADABLE = "could not be read (the log says why)"
@@ -251,8 +251,17 @@ class _Deadline:
             result = self.connection.exec_driver_sql(sql, params)
             return tuple(result.keys()), [tuple(row) for row in result.fetchall()]
         # On SQLite the driver's own cursor: SQLAlchemy's execution costs more than a
-        # turn's small reads.
-        return on_driver(self.connection, sql, params)
+        # turn's small reads; its error is raised as SQLAlchemy's. (keel.store.hot has a
+        # helper for this; a turn's view reads stay in this module, one stage of the walk.)
+        cursor = self._driver().cursor()
+        try:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            return tuple(d[0] for d in cursor.description), rows
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
+        finally:
+            cursor.close()
 
     def stopped(self, exc: SQLAlchemyError) -> bool:
         """Whether `exc` is the database stopping the read at its deadline."""

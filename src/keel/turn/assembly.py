@@ -63,7 +63,7 @@ def turn_parts(
         history=prepared.history,
         history_older=prepared.history_older,
         contexts=(*blocks, *stubs),
-        lines=lines_note(prepared.replied_lines),
+        lines=lines_note(prepared.replied_lines) if prepared.replied_lines else "",
     )
 
 

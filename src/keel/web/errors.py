@@ -30,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from keel.brain.problems import did_you_mean
 from keel.errors import ContentError, FitOverflow, LinkError, Refused, StoreError, UsageError
 from keel.web.runs import RunsDown, RunsUnavailable
 
@@ -79,15 +80,33 @@ async def _invalid(request: Request, exc: Exception) -> KeelJSON:
     """The body or query did not validate: each problem with where it is (no input echo)."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
     as_json = "json" in request.headers.get("content-type", "")
+    fields = _body_fields(request)
     detail = [
         {
             "loc": [str(part) for part in e.get("loc", ())],
-            "msg": _said(e, as_json=as_json),
+            "msg": f"{_said(e, as_json=as_json)}{_near(e, fields)}",
             "type": e.get("type"),
         }
         for e in errors
     ]
     return _answer(422, {"detail": detail})
+
+
+def _body_fields(request: Request) -> tuple[str, ...]:
+    """The fields the route's body takes (none when it takes no body model)."""
+    route = request.scope.get("route")
+    field = getattr(route, "body_field", None)
+    model = getattr(getattr(field, "field_info", None), "annotation", None)
+    known = getattr(model, "model_fields", None)
+    return tuple(known) if isinstance(known, dict) else ()
+
+
+def _near(error: Mapping[str, Any], fields: tuple[str, ...]) -> str:
+    """For a body field the route does not take: the one meant, or the ones it takes."""
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") != "extra_forbidden" or len(loc) != 2 or loc[0] != "body":
+        return ""
+    return did_you_mean(str(loc[1]), fields) if fields else ""
 
 
 # What a whole body that is no object fails with: without a JSON content-type, the body
