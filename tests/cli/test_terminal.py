@@ -35,3 +35,15 @@ def test_table_cells_are_escaped_too() -> None:
 def test_keels_own_colours_stay() -> None:
     out = printed(Text("ok", style="green"), color=True)
     assert "\x1b[32mok" in out
+
+
+def test_a_table_in_a_pipe_ends_its_lines_without_padding() -> None:
+    table = Table("name", "note", box=None, pad_edge=False)
+    table.add_row("a-rather-long-name", "")
+    table.add_row("b", "x")
+    out = printed(table)
+    assert out.splitlines() == [
+        "name                note",
+        "a-rather-long-name",
+        "b                   x",
+    ]

@@ -40,6 +40,14 @@ class Terminal(Console):
             else:
                 yield Segment(printable(segment.text, lines=True), segment.style)
 
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # Tables pad every line to their width; in a pipe or a file (no colours to keep)
+        # those trailing spaces are noise to `grep`, `diff` and a reader's editor.
+        rendered = super()._render_buffer(buffer)
+        if self.is_terminal or self._color_system is not None:
+            return rendered
+        return "\n".join(line.rstrip(" ") for line in rendered.split("\n"))
+
 
 def terminal(**options: Any) -> Terminal:
     """A `Terminal` that highlights nothing on its own (Keel's output styles itself)."""
