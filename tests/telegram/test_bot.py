@@ -100,6 +100,23 @@ def test_a_group_message_is_answered_in_its_topic_as_a_native_reply(
     assert turns.exit_code == 0, turns.output
 
 
+def test_a_ticket_named_one_message_earlier_links_on_the_next(
+    here: Path, double: BotAPIDouble
+) -> None:
+    # Brain code's `match` reads the room's last lines on Telegram as on every surface:
+    # the ticket is linked afresh by code, not only kept from the earlier turn.
+    double.push(message(1, "@desk_bot It's about T-481."))
+    double.push(message(2, "@desk_bot any news?"))
+    tally = run_bot(double, scripted(here, "Looking.", "It ships today."))
+    assert tally["answered"] == 2
+    turns = runner.invoke(app, ["turns", "brain", "--db", DB, "--json"])
+    later = max(json.loads(turns.stdout)["turns"], key=lambda t: t["turn"])
+    assert later["input"] == "@desk_bot any news?"
+    shown = runner.invoke(app, ["explain", "brain", str(later["id"]), "--db", DB, "--json"])
+    [ticket] = [c for c in json.loads(shown.stdout)["contexts"] if c["context"] == "ticket"]
+    assert (ticket["entity"], ticket["link"], ticket["kept"]) == ("T-481", "code", None)
+
+
 def test_a_reply_to_a_run_post_links_that_post_origin(here: Path, double: BotAPIDouble) -> None:
     posted = runner.invoke(
         app,

@@ -86,7 +86,9 @@ def test_a_turn_prepared_in_the_callers_transaction_is_undone_with_it(
     reference_brain: Brain, reference_store: Store
 ) -> None:
     request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
-    consulted = consult(Preparation(brain=reference_brain, request=request, counter=Estimator()))
+    consulted = consult(
+        Preparation(brain=reference_brain, request=request, counter=Estimator()), reference_store
+    )
     journaled: list[int | None] = []
 
     def turn_then_fail() -> None:
@@ -103,11 +105,11 @@ def test_a_turn_prepared_in_the_callers_transaction_is_undone_with_it(
 
 
 def test_the_role_run_and_settings_are_resolved_once_for_every_stage(
-    reference_brain: Brain,
+    reference_brain: Brain, reference_store: Store
 ) -> None:
     film = RunRef(kind="heartbeat", id="evening-film")
     request = TurnRequest(conversation=FAMILY, now=NOW, role="coach", run=film)
-    consulted = consult(Preparation(brain=reference_brain, request=request))
+    consulted = consult(Preparation(brain=reference_brain, request=request), reference_store)
     resolved = consulted.resolved
     coach = reference_brain.roles["coach"]
     assert resolved.role is coach
@@ -132,10 +134,12 @@ def test_what_a_role_admits_is_worked_out_once_per_snapshot(reference_brain: Bra
 
 
 def test_a_turn_resolves_its_room_and_whether_its_role_carries_contexts(
-    reference_brain: Brain,
+    reference_brain: Brain, reference_store: Store
 ) -> None:
     request = TurnRequest(conversation=FAMILY, now=NOW, input="Add oat milk")
-    resolved = consult(Preparation(brain=reference_brain, request=request)).resolved
+    resolved = consult(
+        Preparation(brain=reference_brain, request=request), reference_store
+    ).resolved
     assert resolved.room == reference_brain.access.room(FAMILY.bot, FAMILY.chat)
     assert resolved.room.rule is not None
     assert resolved.role.id == resolved.room.rule.role

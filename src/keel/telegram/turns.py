@@ -68,7 +68,7 @@ class UpdateSteps(DirectSteps):
 
     def prepare(self, preparation: Preparation) -> tuple[PreparedTurn, Assembly]:
         update_id = self._incoming.update_id
-        consulted = consult(preparation)
+        consulted = consult(preparation, self._store)
         with self._store.transaction() as tx:
             # First, so a second process with the same update waits here, then backs off.
             if not tx.claim_update(self._bot, update_id, self._request.now):

@@ -116,7 +116,7 @@ def prepare(
     return done
 
 
-def consult(preparation: Preparation, store: Store | None = None) -> Consulted:
+def consult(preparation: Preparation, store: Store) -> Consulted:
     """What every stage reads, resolved once — the role, its settings, the run and its
     reach — and brain code's say before linking: the chat policy and every `match`
     (which reads the room's last lines from `store`, in a read that holds no lock)."""
@@ -130,10 +130,8 @@ def consult(preparation: Preparation, store: Store | None = None) -> Consulted:
     return Consulted(preparation=preparation, resolved=resolved, request=request, asked=asked)
 
 
-def _room(store: Store | None, request: TurnRequest) -> Room:
+def _room(store: Store, request: TurnRequest) -> Room:
     """The room's last lines and the messages the turn replies to, as `match` reads them."""
-    if store is None:
-        return Room()
     conversation = request.conversation
     with store.reading() as tx:
         lines = tx.history(conversation, before_turn=EVERY_TURN, limit=MATCH_LINES)
