@@ -157,7 +157,7 @@ def _turn(engine: Engine, request: TurnRequest, session: Session) -> HookAnswer:
             engine.counter,
             engine.tools.for_role,
             session=session,
-            code=engine.code,
+            code=engine.code_for(brain),
         )
         catalog = _catalog(tx, prepared, session)
     can_open = brain.roles[prepared.role].can("context:read")

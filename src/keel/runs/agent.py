@@ -87,15 +87,16 @@ def agent_turn(
 ) -> TurnOutcome:
     """Run one agent turn of the run, each piece a durable step."""
     engine = context.engine
+    brain = engine.brain
     steps = RunSteps(context, send_answer=send_answer, reach=request.reach)
     return run_turn(
-        engine.brain,
+        brain,
         context.store,
         request,
         RunModel(context),
         engine.counter,
         engine.tools,
-        code=engine.code,
+        code=engine.code_for(brain),
         steps=steps,
         approve=approvals(context, engine.tools, request),
     )
@@ -104,9 +105,10 @@ def agent_turn(
 def prepare_only(context: RunContext, request: TurnRequest) -> None:
     """Prepare and record the run's turn, and ask no model (`--model none`)."""
     engine = context.engine
+    brain = engine.brain
     steps = RunSteps(context)
     steps.prepare(
-        preparation(engine.brain, request, engine.counter, engine.tools, code=engine.code),
+        preparation(brain, request, engine.counter, engine.tools, code=engine.code_for(brain)),
         finishing=True,
     )
 

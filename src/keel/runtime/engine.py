@@ -179,15 +179,16 @@ class Engine:
         Raises `FitOverflow` (recording nothing) when the input cannot fit. A `dry_run`
         prepares and assembles the same way and records nothing (its turn has no id).
         """
+        brain = self.brain  # once: the turn and its code read the same snapshot
         return prepare_and_assemble(
-            self.brain,
+            brain,
             self.store,
             request,
             self.counter,
             self.tools.tools_for,
             session=session,
             dry_run=dry_run,
-            code=self.code,
+            code=self.code_for(brain),
         )
 
     def run(
@@ -199,8 +200,9 @@ class Engine:
         max_steps: int = DEFAULT_MAX_STEPS,
     ) -> TurnOutcome:
         """Prepare one turn, ask the model, run its tool calls, record its answer."""
+        brain = self.brain
         return run_turn(
-            self.brain,
+            brain,
             self.store,
             request,
             model,
@@ -208,7 +210,7 @@ class Engine:
             self.tools,
             session=session,
             max_steps=max_steps,
-            code=self.code,
+            code=self.code_for(brain),
         )
 
     def turn(
@@ -275,15 +277,16 @@ class Engine:
             reply_to=reply_to,
             role=role,
         )
+        brain = self.brain
         outcome = await arun_turn(
-            self.brain,
+            brain,
             self.store,
             request,
             model,
             self.counter,
             self.tools,
             max_steps=max_steps,
-            code=self.code,
+            code=self.code_for(brain),
         )
         return answer_of(outcome, request.conversation)
 
@@ -407,7 +410,8 @@ class Engine:
         role = self.role_for(request)
         given = {k: v for k, v in arguments.items() if v is not None}
         call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=tool, arguments=given)
-        return self.tools.execute(self.brain, self.store, request, role, call, code=self.code)
+        brain = self.brain
+        return self.tools.execute(brain, self.store, request, role, call, code=self.code_for(brain))
 
     def role_for(self, request: TurnRequest) -> RoleSpec:
         """The role a turn runs as: the one named, the run's, else access.yaml's rule's."""
@@ -601,16 +605,16 @@ class Engine:
         the context-stubbed finding for the last seven days (`now` is the clock; it never
         migrates)."""
         # Read only: the store's transaction is rolled back (doctor never migrates).
+        brain = self.brain
+        code = self.code_for(brain)
         try:
             with Store(self.database).reading() as tx:
-                return checkup(
-                    self.brain, tx, self.code, probe=probe, now=now, risks=self.tools.risks
-                )
+                return checkup(brain, tx, code, probe=probe, now=now, risks=self.tools.risks)
         except StoreError as exc:  # out of reach: the brain's own checks still run
             return checkup(
-                self.brain,
+                brain,
                 None,
-                self.code,
+                code,
                 probe=probe,
                 unreachable=str(exc),
                 refused=exc if isinstance(exc, StateRefused) else None,
@@ -621,7 +625,10 @@ class Engine:
     def code(self) -> CodeRunner | None:
         """The runner of the brain's code (started on first use); None for a brain with no
         code — neither a `*.context.py` nor a chat policy — whose turns need none."""
-        brain = self.brain
+        return self.code_for(self.brain)
+
+    def code_for(self, brain: Brain) -> CodeRunner | None:
+        """`code`, for this snapshot of the brain (the one the caller's turn reads)."""
         if not brain.with_code and not brain.engage:
             return None
         return self._runner(brain.root, brain.manifest.code)

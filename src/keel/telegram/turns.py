@@ -128,19 +128,21 @@ def handle(
             return Handled(decided=f"card {card.id} {card.status}")
     steps = UpdateSteps(store, incoming=incoming, request=request)
     try:
+        brain = engine.brain  # one snapshot for the turn and its code
+        code = engine.code_for(brain)
         if model is None:
             prepared, _ = steps.prepare(
-                preparation(engine.brain, request, engine.counter, engine.tools, code=engine.code)
+                preparation(brain, request, engine.counter, engine.tools, code=code)
             )
             return Handled(turn=prepared.turn)
         outcome: TurnOutcome = run_turn(
-            engine.brain,
+            brain,
             store,
             request,
             model,
             engine.counter,
             engine.tools,
-            code=engine.code,
+            code=code,
             steps=steps,
         )
     except AlreadyHandled:
