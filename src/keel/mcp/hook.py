@@ -155,7 +155,7 @@ def _turn(engine: Engine, request: TurnRequest, session: Session) -> HookAnswer:
             Joined(tx),
             request,
             engine.counter,
-            engine.tools.for_role,
+            engine.tools.tools_for,
             session=session,
             code=engine.code_for(brain),
         )

@@ -539,7 +539,7 @@ class Engine:
         def fit_after(journal: TurnJournal, fitted: Fitted) -> Fit:
             with store.transaction() as tx:
                 history = read_history(tx, journal.conversation, journal.turn)
-            return replay_fit(after, journal, fitted, history, self.counter, self.tools.for_role)
+            return replay_fit(after, journal, fitted, history, self.counter, self.tools.tools_for)
 
         return what_if(
             before,

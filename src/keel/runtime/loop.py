@@ -198,7 +198,7 @@ def preparation(
         brain=brain,
         request=request,
         counter=counter,
-        tools=tools.for_role,
+        tools=tools.tools_for,
         session=session,
         code=code,
     )
