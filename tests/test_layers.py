@@ -137,3 +137,48 @@ def test_the_modules_of_runs_import_each_other_one_way() -> None:
     # The workflows register by an explicit call (keel.runs.workflows.register), not by
     # being imported from the module that launches DBOS.
     assert cycles(module_imports("runs")) == []
+
+
+def runs_modules(tree: ast.AST) -> set[str]:
+    """The modules of `keel.runs` a file imports, type-only imports included (a type named
+    by a door is part of the door's contract too): `from keel.runs import service` names
+    `keel.runs.service`, `from keel.runs.app import Runtime` names `keel.runs.app`."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "keel.runs":
+            found.update(f"keel.runs.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {".".join(name.split(".")[:3]) for name in found if name.startswith("keel.runs.")}
+
+
+def test_runs_modules_reads_each_form_of_import() -> None:
+    tree = ast.parse(
+        "from keel.runs import service as runs, app\n"
+        "import keel.runs.records\n"
+        "from keel.runs.values import RunOrder\n"
+        "from keel.runtime.engine import Engine\n"
+        "if TYPE_CHECKING:\n    from keel.runs.worker import WorkerReport\n"
+    )
+    assert runs_modules(tree) == {
+        "keel.runs.service",
+        "keel.runs.app",
+        "keel.runs.records",
+        "keel.runs.values",
+        "keel.runs.worker",
+    }
+
+
+def test_the_doors_reach_runs_only_through_its_facade() -> None:
+    # The CLI and the HTTP service start, fire, wait for, decide and read runs through
+    # keel.runs.service alone, so its internals can move without the doors noticing.
+    wrong = [
+        f"{file.relative_to(SRC)} imports {name}"
+        for file in sorted(SRC.rglob("*.py"))
+        if file.relative_to(SRC).parts[0] != "runs"
+        for name in sorted(runs_modules(ast.parse(file.read_text(encoding="utf-8"))))
+        if name != "keel.runs.service"
+    ]
+    assert wrong == [], "import these from keel.runs.service (add them to its __all__)"

@@ -60,7 +60,7 @@ from keel.runtime.model_specs import parse_model
 from keel.store.run_values import RUN_STATUSES, CardRow, RunStatus
 
 if TYPE_CHECKING:  # the runs package loads only in the commands that start or finish runs
-    from keel.runs.values import RunOrder
+    from keel.runs.service import RunOrder
 
 SPECS = "openai:NAME, anthropic:NAME, openai-compatible:NAME@URL, scripted:FILE or none"
 ModelOpt = Annotated[
@@ -437,8 +437,7 @@ def worker(
     when it stops what it did: the runs it took over and the runs it finished itself."""
 
     def body() -> None:
-        from keel.runs.records import run_summary
-        from keel.runs.service import work
+        from keel.runs.service import run_summary, work
 
         spec = model_spec(model)
         choice = parse_model(spec) if spec is not None else None
@@ -527,8 +526,7 @@ def approve(
     process holds goes on there, with the model it has."""
 
     def body() -> None:
-        from keel.runs.context import answered_by
-        from keel.runs.service import decide, follow, opened, went_on
+        from keel.runs.service import answered_by, decide, follow, opened, went_on
 
         if yes and no:
             raise UsageError("say --yes or --no, not both")

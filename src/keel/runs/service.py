@@ -1,7 +1,11 @@
-"""The runs facade: the one door to runs, which the CLI, the service and the MCP server use.
+"""The runs facade: the one door to runs, which the CLI and the HTTP service (its API and
+its dashboard) use.
 
 Everything that starts, fires, waits for, decides or reads runs goes through here; the
-doors only translate (arguments in; records, exit codes and status codes out).
+doors only translate (arguments in; records, exit codes and status codes out). No module
+outside `keel.runs` imports another module of it (tests/test_layers.py holds to that):
+what a door needs of them — a run's order, its record, the events hooks listen to — is
+named in `__all__` here.
 
 - `launch` registers the workflows (`keel.runs.workflows.register`) and launches this
   process's runtime (`keel.runs.app`); `opened` is the runtime of one command: the one this
@@ -14,7 +18,10 @@ doors only translate (arguments in; records, exit codes and status codes out).
 - `decide` records a person's decision on a card and wakes its run; `answered` wakes the
   run of a card a chat reply decided; either takes the run over when its process died.
   `follow` reads a woken run's record, following it to its end when this process runs it.
-- `record` and `listing` read Keel's tables only: no runtime, no DBOS.
+- `record` and `listing` read Keel's tables only: no runtime, no DBOS (`run_record` and
+  `run_summary` read them within a transaction the caller holds).
+- `check_database` says why runs cannot live on a database, if they cannot; `hosted` is
+  the runtime this process launched on an engine, once it has.
 - `work` runs the worker (`keel.runs.worker`) until told to stop (SIGINT or SIGTERM
   with `signals`).
 
@@ -40,6 +47,7 @@ from keel.link.values import Conversation
 from keel.log import logger
 from keel.runs.app import Runtime, active, current, system_database
 from keel.runs.approvals import wake
+from keel.runs.context import answered_by
 from keel.runs.executors import TERMINAL, recover_dead
 from keel.runs.orders import hook_events, hook_orders, new_id, order_for, pending, unheard
 from keel.runs.records import run_record, run_summary
@@ -55,12 +63,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SETTLED",
+    "RunOrder",
+    "Runtime",
+    "absolute",
     "answered",
+    "answered_by",
+    "check_database",
     "decide",
     "fire",
     "follow",
     "hook_events",
     "hook_orders",
+    "hosted",
     "launch",
     "listing",
     "model_spec",
@@ -70,10 +84,13 @@ __all__ = [
     "owner",
     "pending",
     "record",
+    "run_record",
+    "run_summary",
     "start",
     "started",
     "unheard",
     "wait",
+    "went_on",
     "work",
 ]
 
@@ -126,6 +143,18 @@ def launch(
 
     register()
     return launch_dbos(engine, kind=kind, model=model, queues=queues)
+
+
+def check_database(engine: Engine) -> None:
+    """Raise a `UsageError` saying why runs cannot live on `engine`'s database (one in
+    memory, which no run could outlive); nothing when they can."""
+    system_database(engine.url)
+
+
+def hosted(engine: Engine) -> Runtime | None:
+    """The runtime this process launched on `engine`, once it has; else None."""
+    runtime = active()
+    return runtime if runtime is not None and runtime.engine is engine else None
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from keel.runs.orders import hook_events, unheard
+from keel.runs.service import hook_events, unheard
 from keel.runtime.model_specs import chosen_by_caller
 from keel.web.auth import require_token, served
 from keel.web.bodies import DecisionBody, EventBody, RunBody

@@ -20,7 +20,7 @@ that says why. Deciding a card records the decision and wakes the run where it w
 this process, or in the live process that runs it; a run whose process died is taken over
 here.
 
-Reading runs (`runs`, `run`, `cards`) reads Keel's tables only (`keel.runs.records`), so
+Reading runs (`runs`, `run`, `cards`) reads Keel's tables only (`runs.run_record`), so
 it works while the worker is down; starting, firing and deciding need the worker, and
 answer `RunsDown` (503) with the reason when it is not running. `import dbos` happens in
 the worker's thread, never when this module, `keel` or `keel.web` is imported.
@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from typing_extensions import override
 
@@ -44,17 +44,12 @@ from keel.errors import KeelError, StoreError, UsageError
 from keel.link.values import Conversation, RunRef
 from keel.log import logger
 from keel.runs import service as runs
-from keel.runs.app import Runtime, active, system_database
-from keel.runs.records import run_record
-from keel.runs.values import RunOrder
+from keel.runs.service import RunOrder, Runtime, run_record
 from keel.runtime.engine import Engine
 from keel.runtime.model_specs import ModelChoice, parse_model
 from keel.store import Tx
 from keel.store.run_values import FINISHED, CardRow, RunRow, StepRow
 from keel.web.runs import Card, NoRuns, Run, RunsBackend, RunsDown, RunStart, RunStep, Where
-
-if TYPE_CHECKING:
-    from keel.runs.worker import WorkerReport
 
 LOG = logger("serve")
 # How long a start waits for the run's first step before answering it as pending.
@@ -86,7 +81,7 @@ def runs_for(engine: Engine, *, model: str | None = None, worker: bool = True) -
     if not worker:
         return NoRuns(NO_WORKER)
     try:
-        system_database(engine.url)
+        runs.check_database(engine)
     except UsageError as exc:
         return NoRuns(str(exc))
     choice = None if model is None else runs.absolute(parse_model(model))
@@ -103,7 +98,7 @@ class HostedWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._runtime: Runtime | None = None
-        self._report: WorkerReport | None = None
+        self._left_running = 0  # what the worker's report said, once it stopped
         self._failure: str | None = None  # why it stopped, once it has
 
     @property
@@ -134,8 +129,8 @@ class HostedWorker:
         thread.start()
         deadline = time.monotonic() + LAUNCH_WAIT_S
         while thread.is_alive() and time.monotonic() < deadline:
-            found = active()
-            if found is not None and found.engine is self._engine:
+            found = runs.hosted(self._engine)
+            if found is not None:
                 self._runtime = found
                 return
             time.sleep(_POLL_S)
@@ -157,11 +152,12 @@ class HostedWorker:
         if thread.is_alive():
             LOG.warning("the runs worker did not stop within %.0f s", STOP_WAIT_S)
             return 1
-        return self._report.left_running if self._report is not None else 0
+        return self._left_running
 
     def _serve(self) -> None:
         try:
-            self._report = runs.work(self._engine, model=self._model, stop=self._stop, say=LOG.info)
+            report = runs.work(self._engine, model=self._model, stop=self._stop, say=LOG.info)
+            self._left_running = report.left_running
         except KeelError as exc:  # it could not launch, or lost its database
             self._failure = f"the runs worker stopped: {exc}"
             LOG.error("%s", self._failure)
