@@ -1,7 +1,6 @@
 """One turn, prepared: linked, its views read, fitted, recorded, and assembled to fit."""
 
 from keel.turn.assembly import ToolsFor, assemble_turn, turn_inputs
-from keel.turn.blocks import fit_links, render_link
 from keel.turn.prepare import Preparation, prepare, prepare_and_assemble, prepare_turn
 from keel.turn.prepared import PreparedTurn, Session
 
@@ -11,10 +10,8 @@ __all__ = [
     "Session",
     "ToolsFor",
     "assemble_turn",
-    "fit_links",
     "prepare",
     "prepare_and_assemble",
     "prepare_turn",
-    "render_link",
     "turn_inputs",
 ]

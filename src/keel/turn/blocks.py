@@ -1,8 +1,9 @@
-"""Rendering linked contexts from their views as they are now, outside a turn's pipeline.
+"""Linked contexts' views as they are now, read outside a turn's pipeline.
 
-The `context_open` tool and the what-if tools render a link here, the way a turn does:
-its views read in the caller's transaction (`keel.state.views.TurnViews`), rendered
-within its `chars` and fitted by `keel.budget.blocks`.
+The `context_open` tool and the what-if replay read a link's views here, the way a turn
+does: in the caller's transaction (`keel.state.views.TurnViews`), each within its read
+timeout. `fit_links` renders and fits links without a turn (the pin property tests and
+bench/turn_prep.py time that stage alone).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from sqlalchemy import Connection
 from keel.brain.knobs import turn_settings
 from keel.brain.snapshot import Brain
 from keel.brain.specs import RoleSpec
-from keel.budget.blocks import fit_blocks, render_views
+from keel.budget.blocks import fit_blocks
 from keel.budget.fit import Fitted
-from keel.budget.render import Block
 from keel.budget.rows import ViewRows
 from keel.link.values import Link, Tenant
 from keel.state.views import TurnViews
@@ -29,19 +29,6 @@ def read_link_views(
     and to the room's tenant where a view has the tenant's column; each read within
     `state.readTimeoutMs`."""
     return _views(brain, reader, rows, tenant).of(link)
-
-
-def render_link(
-    brain: Brain,
-    role: RoleSpec,
-    link: Link,
-    reader: Connection,
-    rows: int,
-    tenant: Tenant | None = None,
-) -> Block | None:
-    """One linked context's block, its views read now, within its chars (None: too big)."""
-    views = read_link_views(brain, link, reader, rows, tenant)
-    return render_views(brain, turn_settings(brain, role), link, views)
 
 
 def fit_links(
