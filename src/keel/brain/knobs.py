@@ -286,19 +286,25 @@ def _settings(brain: Brain, role: RoleSpec) -> TurnSettings:
     )
 
 
-# The latest snapshot's settings, by role: a new snapshot starts afresh (and lets the old
-# one go). Each entry holds its role, so a role's id cannot be reused while it is kept.
-_latest: tuple[Brain, dict[int, TurnSettings]] | None = None
+# The settings of the last few snapshots asked about, by role, newest last: a process
+# serves its live brain and the snapshots its runs are pinned to side by side, and one
+# must not push out another's settings while both are in use (as keel.link.reachable
+# keeps its answers). Each entry holds its role, so a role's id cannot be reused while
+# it is kept.
+_KEPT_SNAPSHOTS = 4
+_kept: list[tuple[Brain, dict[int, TurnSettings]]] = []
 
 
 def turn_settings(brain: Brain, role: RoleSpec) -> TurnSettings:
     """The settings of `role`'s turns on this brain snapshot (the same value while both
     are the same objects: an edited file makes a new snapshot, and new settings)."""
-    global _latest  # swapped whole, so threads never mix two snapshots
-    kept = _latest
-    if kept is None or kept[0] is not brain:
-        kept = _latest = (brain, {})
-    settings = kept[1].get(id(role))
+    global _kept  # swapped whole, so a thread never reads it half changed
+    kept = _kept
+    by_role = next((found for known, found in reversed(kept) if known is brain), None)
+    if by_role is None:
+        by_role = {}
+        _kept = [*kept[-(_KEPT_SNAPSHOTS - 1) :], (brain, by_role)]
+    settings = by_role.get(id(role))
     if settings is None or settings.role is not role:
-        settings = kept[1][id(role)] = _settings(brain, role)
+        settings = by_role[id(role)] = _settings(brain, role)
     return settings
