@@ -8,16 +8,18 @@ snapshot in one pass over the cache.
 
 How changes are found:
 
-- **stat** (the default): at most once every `contentProbe.context` seconds (MANIFEST;
-  0 = every call) stat every known file (mtime, size) and directory (a new mtime means an
-  entry was added, removed or renamed there, so that directory is listed again). Between
-  probes a call costs one clock read. Timestamps are coarse (a kernel tick, two seconds on
-  some file systems), so a file whose mtime was within `RACY_SECONDS` of the moment it was
-  last read is re-read and its digest compared on every probe until it settles: an edit
-  that keeps the size and lands in the same tick is still seen (git's "racily clean").
-- **watch**: a watchfiles (inotify) thread collects the paths that changed; a call swaps
-  them out and looks only at those. A call with nothing pending costs two attribute reads.
-  If the watcher cannot start, or dies, the source logs why and probes by stat instead.
+- **watch** (the default): a watchfiles (inotify) thread collects the paths that
+  changed; a call swaps them out and looks only at those. A call with nothing pending
+  costs two attribute reads. If the watcher cannot start, or dies, the source logs why
+  and probes by stat instead.
+- **stat** (with `watch=False`, or where a watcher cannot run): at most once every
+  `contentProbe.context` seconds (MANIFEST; 0 = every call) stat every known file (mtime,
+  size) and directory (a new mtime means an entry was added, removed or renamed there, so
+  that directory is listed again). Between probes a call costs one clock read.
+  Timestamps are coarse (a kernel tick, two seconds on some file systems), so a file
+  whose mtime was within `RACY_SECONDS` of the moment it was last read is re-read and its
+  digest compared on every probe until it settles: an edit that keeps the size and lands
+  in the same tick is still seen (git's "racily clean").
 
 Files are compared by content digest before parsing, so a `touch` or a save that writes
 the same bytes costs a read, never a parse or a new snapshot.
