@@ -56,6 +56,7 @@ def test_turns_list_newest_first_with_what_each_carried(keel: Keel) -> None:
                 "context": "client",
                 "entity": "acme",
                 "link": "chat",
+                "kept": None,
                 "status": "attached",
                 "chars": first.data["attached"][0]["chars"],
                 "knob": None,

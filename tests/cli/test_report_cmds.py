@@ -107,7 +107,8 @@ def test_context_shows_the_latest_turn_the_window_and_what_is_kept(keel: Keel) -
     }  # fmt: skip
     assert (data["id"], data["turn"], data["bot"], data["role"]) == (ids[1], 2, "desk", "support")
     assert data["contexts"] == [
-        {"context": "policy", "entity": None, "link": "ask", "status": "attached",
+        {"context": "policy", "entity": None, "link": "kept",
+         "kept": {"link": "ask", "from_turn": 1, "turns_left": 2}, "status": "attached",
          "chars": data["contexts"][0]["chars"], "knob": None},
     ]  # fmt: skip
     window = data["window"]

@@ -14,6 +14,7 @@ from keel.errors import FitOverflow, Refused, UsageError
 from keel.link.values import Conversation, RunRef, TurnRequest
 from keel.runtime.engine import Engine
 from keel.runtime.models import OpenAIChatModel
+from keel.telegram.commands import context_text
 from keel.testing import ScriptedModel
 from tests.runtime.driver import copy_reference
 
@@ -113,6 +114,12 @@ def test_a_kept_link_reads_as_kept_with_the_turn_that_made_it(engine: Engine) ->
     explained = engine.explain(later.id).to_json()
     (row,) = [r for r in explained["contexts"] if r["context"] == "rating"]
     assert (row["link"], row["kept"]["from_turn"]) == ("kept", first.turn)
+    # The turn as listed (`keel turns --json`, /v1/turns, /context) and as /context says it.
+    found = engine.context(OWNER.chat, bot=OWNER.bot)
+    assert found is not None
+    (listed,) = [c for c in found.to_json()["contexts"] if c["context"] == "rating"]
+    assert (listed["link"], listed["kept"]) == (shown["link"], shown["kept"])
+    assert f"attached (reply link, kept from turn {first.turn} (2 left), " in context_text(found)
 
 
 def test_bind_and_unbind_are_the_tools_as_the_chats_role_calls_them(engine: Engine) -> None:

@@ -76,6 +76,7 @@ def test_a_turn_is_recorded_with_its_id_and_its_sections_text(served: Served) ->
         "context": "client",
         "entity": "acme",
         "link": "chat",
+        "kept": None,
         "status": "attached",
         "chars": None,
         "knob": None,

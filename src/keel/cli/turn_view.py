@@ -40,13 +40,13 @@ def _links(out: Console, prepared: PreparedTurn) -> None:
         table.add_row(
             a.link.context,
             a.link.entity or "",
-            a.link.kind,
+            a.link.shown,
             str(a.block.chars),
             "[green]attached[/]",
         )
     for s in prepared.stubs:
         table.add_row(
-            s.link.context, s.link.entity or "", s.link.kind, "", f"[yellow]stub ({s.knob})[/]"
+            s.link.context, s.link.entity or "", s.link.shown, "", f"[yellow]stub ({s.knob})[/]"
         )
     for r in prepared.refused:
         table.add_row(r.context, r.entity or "", r.kind, "", f"[red]refused[/]: {r.reason}")

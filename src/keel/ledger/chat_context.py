@@ -90,12 +90,14 @@ class ChatContext:
 
 
 def decision_json(decision: Decision) -> dict[str, Any]:
-    """One context a turn carried: attached with its size, or stubbed with its knob."""
+    """One context a turn carried: attached with its size, or stubbed with its knob; a
+    kept link reads `kept`, with the link it keeps and the turn that made it."""
     link = decision.link
     return {
         "context": link.context,
         "entity": link.entity,
-        "link": link.kind,
+        "link": link.shown,
+        "kept": link.kept_json(),
         "status": "attached" if decision.attached else "stubbed",
         "chars": decision.chars if decision.attached else None,
         "knob": decision.knob,

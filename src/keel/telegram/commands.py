@@ -30,10 +30,11 @@ def context_text(found: ChatContext | None) -> str:
     for decision in journal.decisions:
         link = decision.link
         name = link.context + (f"={link.entity}" if link.entity else "")
+        how = f"{link.kind} link" + (f", {link.kept}" if link.kept is not None else "")
         if decision.attached:
-            lines.append(f"• {name}: attached ({link.kind} link, {decision.chars:,} chars)")
+            lines.append(f"• {name}: attached ({how}, {decision.chars:,} chars)")
         else:
-            lines.append(f"• {name}: stubbed by {decision.knob} ({link.kind} link)")
+            lines.append(f"• {name}: stubbed by {decision.knob} ({how})")
     if not journal.decisions:
         lines.append("• no context")
     if found.window is not None:
