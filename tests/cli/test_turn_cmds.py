@@ -202,7 +202,7 @@ def test_a_refusal_exits_3_with_the_reason(
         ),
         pytest.param(
             ["--bot", "nobody", "--chat", "nowhere"],
-            r"no role given and access\.yaml has no rule .* — name a role \(keel turn --role",
+            r"no role given and access\.yaml has no rule .* — name a role \(--role on the command line",
             id="no-role-and-no-rule",
         ),
         pytest.param(

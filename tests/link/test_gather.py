@@ -311,7 +311,7 @@ def test_strongest_link_wins_per_pair(brain: Brain) -> None:
 
 
 def test_a_missing_role_and_no_rule_is_a_usage_error(brain: Brain) -> None:
-    with pytest.raises(UsageError, match=r"name a role \(keel turn --role"):
+    with pytest.raises(UsageError, match=r"name a role \(--role on the command line"):
         turn(brain, conversation=Conversation(bot="nobody", chat="x"))
     with pytest.raises(UsageError, match="did you mean 'coach'"):
         turn(brain, role="coahc")

@@ -82,8 +82,8 @@ def _role(brain: Brain, request: TurnRequest, run: EntitySpec | None, room: Room
             raise UsageError(
                 f"no role given and access.yaml has no rule with a role for bot "
                 f"'{conversation.bot}' in chat '{conversation.chat}'{near} "
-                "— name a role (keel turn --role, `role` in POST /v1/turns or the try form) "
-                "or add a rule for the chat in access.yaml"
+                "— name a role (--role on the command line, `role` in POST /v1/turns or the "
+                "dashboard's try form) or add a rule for the chat in access.yaml"
             )
         role = brain.roles.get(rule.role)
         if role is None:
