@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from keel.brain import load_brain
+from keel.runs import orders
 from keel.runs.orders import hook_orders, unheard
 from tests.conftest import WriteBrain
 
@@ -46,3 +49,15 @@ def test_an_event_nobody_hears_suggests_the_nearest_one(write_brain: WriteBrain)
     assert said.startswith("no hook listens to 'ticket.closd'")
     assert "ticket.closed" in said
     assert "inline hook" not in said
+
+
+def test_ids_made_here_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(orders, "_minted", set())
+    monkeypatch.setattr(orders, "_MINTED_BOUND", 3)
+    made = [orders.new_id("heartbeat", "beat") for _ in range(3)]
+    assert all(orders.first_taken(m) for m in made[1:])
+    assert orders._minted == {made[0]}
+    more = [orders.new_id("heartbeat", "beat") for _ in range(3)]  # the third starts afresh
+    assert not orders.first_taken(made[0]), "forgotten: its run would look, as any other"
+    assert orders.first_taken(more[-1])
+    assert not orders.first_taken(more[-1]), "taken once"

@@ -27,14 +27,19 @@ from keel.store.run_values import RunRow
 # The ids this process made and no execution has taken yet: a run with one of these can
 # have no rows, so its first execution skips the look for them (one read transaction
 # fewer per run). A recovery, a twin or a run made elsewhere is not here, and looks.
+# Runs made here and run by another process never take theirs: past the bound the set
+# starts afresh, which costs those runs only their skipped look.
 _minted: set[str] = set()
 _minting = threading.Lock()
+_MINTED_BOUND = 10_000
 
 
 def new_id(kind: str, ident: str) -> str:
     """A new run's id: what it is a run of, and a random tail."""
     made = f"{kind}-{ident}-{secrets.token_hex(4)}"
     with _minting:
+        if len(_minted) >= _MINTED_BOUND:
+            _minted.clear()
         _minted.add(made)
     return made
 
