@@ -255,7 +255,9 @@ def test_each_practice_posts_the_coachs_task_and_a_reply_brings_that_practice_ba
 def test_the_skip_hook_reaches_the_practice_its_event_names(example: Runs) -> None:
     model = example.script("skip-read", [{"text": "Geen probleem. Later vijf minuten lezen?"}])
     payload = json.dumps({"skill": "read"})
-    fired = example.json("fire", "practice.skipped", "--payload", payload, "--model", model)
+    [fired] = example.json("fire", "practice.skipped", "--payload", payload, "--model", model)[
+        "runs"
+    ]
     assert (fired["run"], fired["status"], fired["bot"], fired["chat"]) == (
         "hook:skip", "done", "tutor", LEARNER,
     )  # fmt: skip
@@ -271,7 +273,7 @@ def test_the_skip_hook_reaches_the_practice_its_event_names(example: Runs) -> No
 
 def test_a_skip_event_naming_no_practice_keeps_the_hooks_own_empty_reach(example: Runs) -> None:
     model = example.script("skip-none", [{"text": "Geen probleem."}])
-    fired = example.json("fire", "practice.skipped", "--payload", "{}", "--model", model)
+    [fired] = example.json("fire", "practice.skipped", "--payload", "{}", "--model", model)["runs"]
     assert (fired["status"], fired["reach"]) == ("done", [])  # the hook sits at the root
     [turn] = fired["turns"]
     assert attached(turn, "run") == []
@@ -281,9 +283,9 @@ def test_a_skip_event_naming_no_practice_keeps_the_hooks_own_empty_reach(example
 
 def test_a_skip_event_naming_an_unknown_practice_fails_the_fire(example: Runs) -> None:
     payload = json.dumps({"skill": "cooking"})
-    fired = example.json(
+    [fired] = example.json(
         "fire", "practice.skipped", "--payload", payload, "--model", "none", exit_code=1
-    )
+    )["runs"]
     assert (fired["status"], fired["messages"]) == ("failed", [])
     assert "features/dutch/skip.hook.py" in fired["error"]
     assert "'cooking', which is not in this brain" in fired["error"]
@@ -298,10 +300,10 @@ def test_the_ticket_opened_hook_binds_its_topic_to_the_ticket(example: Runs) -> 
     payload = json.dumps({"ticket": "T-481", "subject": "Broken lamp", "customer": "Maria"})
     # The event's topic comes in as the run's thread. `--bot` too: with `--chat` alone the
     # run would speak as `cli`, not as the hook's own bot.
-    fired = example.json(
+    [fired] = example.json(
         "fire", "ticket.opened", "--payload", payload, "--model", model,
         "--bot", "desk", "--chat", FORUM, "--thread", "t-481",
-    )  # fmt: skip
+    )["runs"]  # fmt: skip
     assert (fired["run"], fired["status"], fired["role"]) == (
         "hook:ticket-opened",
         "done",
@@ -377,7 +379,9 @@ def test_the_knm_practices_inline_hook_runs_with_the_practices_reach(example: Ru
     luck = "Good luck on 12 March! Nine practice days to go."
     model = example.script("booked", [{"text": luck}])
     payload = json.dumps({"date": "2027-03-12"})
-    record = example.json("fire", "knm.exam-booked", "--payload", payload, "--model", model)
+    fired = example.json("fire", "knm.exam-booked", "--payload", payload, "--model", model)
+    assert fired["event"] == "knm.exam-booked"
+    [record] = fired["runs"]
     assert (record["status"], record["role"], record["bot"], record["chat"]) == (
         "done", "dutch-coach", "tutor", "tg:user:2",
     )  # fmt: skip

@@ -188,21 +188,21 @@ def test_a_hook_fires_with_the_reach_its_gate_keys_and_an_event_id_fires_once(
 ) -> None:
     model = runs.script("ack", [{"text": "Ticket T-7 received."}])
     payload = '{"ticket": "T-7", "subject": "Broken kettle"}'
-    fired = runs.json("fire", "ticket.opened", "--payload", payload, "--model", model,
-                      "--event-id", "evt-7")  # fmt: skip
+    [fired] = runs.json("fire", "ticket.opened", "--payload", payload, "--model", model,
+                        "--event-id", "evt-7")["runs"]  # fmt: skip
     assert fired["status"] == "done"
     assert fired["id"] == "hook-ticket-opened-evt-7"
     assert fired["reach"] == [{"context": "ticket", "entity": "T-7"}]
     [message] = fired["messages"]
     assert message["origin"]["reach"] == [{"context": "ticket", "entity": "T-7"}]
     assert "T-7" in fired["turns"][0]["blocks"][0]["text"] or fired["turns"][0]["attached"]
-    again = runs.json("fire", "ticket.opened", "--payload", payload, "--model", model,
-                      "--event-id", "evt-7")  # fmt: skip
+    [again] = runs.json("fire", "ticket.opened", "--payload", payload, "--model", model,
+                        "--event-id", "evt-7")["runs"]  # fmt: skip
     assert again["messages"] == fired["messages"]
 
 
 def test_a_scenarios_inline_hook_fires_with_the_scenarios_reach(runs: Runs) -> None:
-    fired = runs.json("fire", "prospect.replied", "--model", "none")
+    [fired] = runs.json("fire", "prospect.replied", "--model", "none")["runs"]
     assert fired["status"] == "done"
     assert (fired["kind"], fired["entity_id"]) == ("hook", "first-touch-prospect-replied")
     assert fired["reach"] == [{"context": "prospect", "entity": None}]
@@ -275,6 +275,9 @@ def test_a_flag_not_given_leaves_where_the_run_speaks_to_its_file(
     # The scenario fails without its vars, after it decided where it speaks.
     code = 1 if command[0] == "scenario" else 0
     record = runs.json(*command, *flags, "--model", model, exit_code=code)
+    if command[0] == "fire":
+        assert record["event"] == command[1]
+        [record] = record["runs"]
     assert (record["bot"], record["chat"], record["thread"]) == (bot, chat, thread)
     assert [(m["bot"], m["chat"], m["thread"]) for m in record["messages"]] == (
         [] if code else [(bot, chat, thread)]
@@ -318,7 +321,7 @@ def test_approve_model_is_checked_before_the_card_is_decided(runs: Runs) -> None
 
 def test_a_hook_that_asks_for_a_notice_posts_its_outcome_in_one_line(runs: Runs) -> None:
     model = runs.script("noticed", [{"text": "Thanks for your patience."}])
-    fired = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")
+    [fired] = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")["runs"]
     assert fired["status"] == "done"
     answer, notice = fired["messages"]
     assert answer["text"] == "Thanks for your patience."
@@ -326,10 +329,10 @@ def test_a_hook_that_asks_for_a_notice_posts_its_outcome_in_one_line(runs: Runs)
     assert notice["chat"] == "tg:chat:desk"
     assert notice["origin"]["run"] == "hook:ticket-closed"
     assert names(fired)[-1] == "finish"
-    again = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")
+    [again] = runs.json("fire", "ticket.closed", "--model", model, "--event-id", "closed-1")["runs"]
     assert again["messages"] == fired["messages"], "a replay posts no second notice"
     # A run that asks no model ends in its work's last transaction: the notice comes too.
-    [quiet] = runs.json("fire", "ticket.closed", "--model", "none")["messages"]
+    [quiet] = runs.json("fire", "ticket.closed", "--model", "none")["runs"][0]["messages"]
     assert quiet["text"] == "ticket-closed: done"
 
 

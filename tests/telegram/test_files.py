@@ -160,7 +160,7 @@ def test_a_run_sends_a_file_of_the_live_brain_and_says_nothing_more(
         ],
     )  # fmt: skip
     assert fired.exit_code == 0, fired.output
-    record = json.loads(fired.stdout)
+    [record] = json.loads(fired.stdout)["runs"]
     assert record["status"] == "done", record
     # The file was the agent's word: its closing "Sent." is not sent as well.
     assert [m["text"] for m in record["messages"]] == ["Your return label for T-484."]

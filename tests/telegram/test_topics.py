@@ -43,7 +43,8 @@ def fire_ticket(event_id: str = "evt-480") -> dict[str, Any]:
         ],
     )
     assert fired.exit_code == 0, fired.output
-    found: dict[str, Any] = json.loads(fired.stdout)
+    [found] = json.loads(fired.stdout)["runs"]
+    assert isinstance(found, dict)
     return found
 
 

@@ -155,9 +155,17 @@ def json_kind(value: Any) -> str:
 
 
 def run_now(
-    path: Path, db: str | None, as_json: bool, orders: Callable[[Engine], list[RunOrder]]
+    path: Path,
+    db: str | None,
+    as_json: bool,
+    orders: Callable[[Engine], list[RunOrder]],
+    *,
+    event: str | None = None,
 ) -> None:
-    """Start the runs `orders` makes, wait for each, print their records, exit as they went."""
+    """Start the runs `orders` makes, wait for each, print their records, exit as they went.
+
+    With `event` (`keel fire`), --json prints `{"event", "runs"}` as POST /v1/events answers,
+    however many hooks ran; else the one run's record."""
     from keel.runs.service import opened, record, start, wait
 
     with open_engine(path, db) as engine:
@@ -169,7 +177,10 @@ def run_now(
             found = [record(engine.store, o.id) for o in made]
         ended = [r for r in found if r is not None]
         if as_json:
-            emit_json(ended[0] if len(made) == 1 and ended else {"runs": ended})
+            if event is not None:
+                emit_json({"event": event, "runs": ended})
+            else:
+                emit_json(ended[0] if ended else {"runs": ended})
         else:
             for one in ended:
                 print_record(one, approve_with=approve_prefix(path, db), brain=engine.brain)
@@ -273,7 +284,7 @@ def fire(
                 raise unheard(engine.brain, event)
             return made
 
-        run_now(brain, db, as_json, orders)
+        run_now(brain, db, as_json, orders, event=event)
 
     guard(as_json, body)
 
