@@ -89,6 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-runs", type=int, default=3, help="runs of each cold load")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    # The edit measure writes into the first feature, so the brain needs a context.
+    if args.contexts < 1:
+        parser.error("--contexts must be 1 or more")
+    for option in ("roles", "entities", "features"):
+        if getattr(args, option) < 0:
+            parser.error(f"--{option} must be 0 or more")
+    for option in ("runs", "cold_runs"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be 1 or more")
     shape = Shape(
         contexts=args.contexts, roles=args.roles, entities=args.entities, features=args.features
     )
@@ -190,6 +199,7 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
             "ratio_to_reads": cold / statistics.median(read_s),
             "target_ratio_to_reads": TARGET_RATIO_TO_READS,
             "meets_target": cold / statistics.median(read_s) <= TARGET_RATIO_TO_READS,
+            "met": cold / statistics.median(read_s) <= TARGET_RATIO_TO_READS,
             "ms_per_file": cold / count * 1e3,
         },
         "stat_probe": {
@@ -200,6 +210,7 @@ def run(root: Path, shape: Shape, runs: int, cold_runs: int) -> dict[str, Any]:
             "ratio": probe_s / bare_stat,
             "target_ms_per_1000_files": TARGET_PROBE_MS_PER_1000,
             "meets_target": probe_s / count * 1e6 < TARGET_PROBE_MS_PER_1000,
+            "met": probe_s / count * 1e6 < TARGET_PROBE_MS_PER_1000,
         },
         "between_probes": {
             "ns_per_turn": between * 1e9,
@@ -258,36 +269,41 @@ def edit_seen_by_watch(source: BrainSource, path: Path, n: int) -> float:
 def render(report: dict[str, Any]) -> str:
     shape, cold, probe = report["shape"], report["cold_load"], report["stat_probe"]
     between, watch, edit = report["between_probes"], report["watch"], report["one_edit"]
-    verdict = "meets" if probe["meets_target"] else "does not meet"
+    gap = " " * 16  # under the measure's name, for its second and third lines
     return "\n".join(
         [
             f"brain: {shape['files']} files ({shape['contexts']} contexts, {shape['roles']} "
-            f"roles, {shape['entities']} entities, {shape['features']} features, "
-            f"{shape['folders']} folders); medians of {report['runs']} runs "
-            f"({report['cold_runs']} for cold loads)",
+            f"roles, {shape['entities']} entities,",
+            f"  {shape['features']} features, {shape['folders']} folders); medians of "
+            f"{report['runs']} runs ({report['cold_runs']} for cold loads)",
             "",
-            f"cold load          load_brain {cold['load_brain_s']:.2f} s "
+            f"cold load       load_brain {cold['load_brain_s']:.2f} s "
             f"({cold['ms_per_file']:.3f} ms/file), BrainSource {cold['brain_source_s']:.2f} s",
-            f"                   read every file {cold['read_every_file_s'] * 1e3:.0f} ms; "
-            f"ratio {cold['ratio_to_reads']:.1f}x (target at most "
-            f"{cold['target_ratio_to_reads']:.0f}x: "
-            f"{'met' if cold['meets_target'] else 'not met'})",
-            f"stat probe         {probe['ms']:.1f} ms = {probe['ms_per_1000_files']:.2f} ms per "
-            f"1,000 files; bare os.stat loop {probe['bare_stat_loop_ms']:.1f} ms "
+            f"{gap}read every file {cold['read_every_file_s'] * 1e3:.0f} ms; "
+            f"ratio {cold['ratio_to_reads']:.1f}x",
+            f"{gap}target ≤ {cold['target_ratio_to_reads']:g}x the reads: {verdict(cold)}",
+            f"stat probe      {probe['ms']:.1f} ms = {probe['ms_per_1000_files']:.2f} ms per "
+            "1,000 files (a stat per file and folder)",
+            f"{gap}bare os.stat loop {probe['bare_stat_loop_ms']:.1f} ms "
             f"({probe['stat_us_each']:.1f} µs a stat); ratio {probe['ratio']:.2f}x",
-            f"                   {verdict} the {probe['target_ms_per_1000_files']:.0f} ms per "
-            "1,000 files target: a probe is one stat per file and folder",
-            f"between probes     {between['ns_per_turn']:.0f} ns a turn; clock read "
+            f"{gap}target < {probe['target_ms_per_1000_files']:g} ms per 1,000 files: "
+            f"{verdict(probe)}",
+            f"between probes  {between['ns_per_turn']:.0f} ns a turn; clock read "
             f"{between['clock_read_ns']:.0f} ns; ratio {between['ratio']:.1f}x",
-            f"watch ({watch['mode']})      {watch['ns_per_turn']:.0f} ns a turn, whatever the "
-            f"brain's size; ratio to a clock read {watch['ratio']:.1f}x",
-            f"one edit           stat {edit['stat_mode_ms']:.1f} ms, watch "
-            f"{edit['watch_mode_ms']:.1f} ms (one parse {edit['parse_one_file_ms']:.2f} ms + "
-            f"assemble {edit['assemble_ms']:.1f} ms); "
-            f"{edit['stat_ratio_to_cold_load']:.3f}x / "
+            f"watch           {watch['mode']} mode: {watch['ns_per_turn']:.0f} ns a turn, "
+            "whatever the brain's size",
+            f"{gap}ratio to a clock read {watch['ratio']:.1f}x",
+            f"one edit        stat {edit['stat_mode_ms']:.1f} ms, watch "
+            f"{edit['watch_mode_ms']:.1f} ms: {edit['stat_ratio_to_cold_load']:.3f}x / "
             f"{edit['watch_ratio_to_cold_load']:.3f}x a cold load",
+            f"{gap}one parse {edit['parse_one_file_ms']:.2f} ms + assemble "
+            f"{edit['assemble_ms']:.1f} ms",
         ]
     )
+
+
+def verdict(measure: dict[str, Any]) -> str:
+    return "MET" if measure["met"] else "MISSED"
 
 
 if __name__ == "__main__":

@@ -208,10 +208,10 @@ def render(report: dict[str, Any]) -> str:
         target = report["targets"].get(name)
         verdict = ""
         if target is not None:
-            verdict = f"≤ {target['ratio']:g}x {'MET' if target['met'] else 'MISSED'}"
+            verdict = f"≤ {target['ratio']:g}x: {'MET' if target['met'] else 'MISSED'}"
         elif name == "keel doctor":
             doctor = report["doctor_target_s"]
-            verdict = f"≤ {doctor['seconds']:g} s {'MET' if doctor['met'] else 'MISSED'}"
+            verdict = f"≤ {doctor['seconds']:g} s: {'MET' if doctor['met'] else 'MISSED'}"
         lines.append(f"{name:33} {ms:10.1f} {report['ratio'][name]:7.1f}x  {verdict}")
     return "\n".join(lines)
 
@@ -228,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         "every module on every start)",
     )
     args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be 1 or more")
     report = measure(args.runs, args.bytecode_cache)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0

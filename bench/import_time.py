@@ -36,6 +36,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be 1 or more")
     times: dict[str, list[float]] = {name: [] for name in CASES}
     for _ in range(args.runs):
         for name, code in CASES.items():

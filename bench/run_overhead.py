@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.runs < 2:
         parser.error("--steps must be 1 or more and --runs 2 or more")
+    if args.warmup < 0:
+        parser.error("--warmup must be 0 or more")
     # DBOS says little at WARNING, but a run that fails logs its traceback: keep the table.
     logging.getLogger("keel").addHandler(logging.NullHandler())
     with tempfile.TemporaryDirectory(prefix="keel-bench-runs-", dir=args.tmpdir) as tmp:
@@ -335,7 +337,7 @@ def report(
 
 def render(report: dict[str, Any]) -> str:
     med, p90 = report["median_ms"], report["p90_ms"]
-    verdict = "met" if report["met"] else "NOT met"
+    verdict = "MET" if report["met"] else "MISSED"
     lines = [
         f"{report['heartbeat']} with --model none, reach {', '.join(report['reach'])}",
         f"{report['database']}, journal in {report['journal']}, pinned by {report['pin_kind']}",
@@ -350,9 +352,9 @@ def render(report: dict[str, Any]) -> str:
         f"DBOS alone: {report['dbos_workflow_ms']:.2f} ms a workflow, "
         f"{report['dbos_step_ms']:.2f} ms a step ({report['steps']} steps)",
         f"  a workflow of the run's {DBOS_STEPS} DBOS step: {med['dbos 1']:.2f} ms",
-        f"Keel above that workflow: {report['keel_above_dbos_ms']:.2f} ms, target at most "
-        f"{report['target_ms']:.1f}: {verdict} (CPU time: "
-        f"{report.get('keel_above_dbos_cpu_ms', float('nan')):.2f} ms)",
+        f"Keel above that workflow: {report['keel_above_dbos_ms']:.2f} ms, target ≤ "
+        f"{report['target_ms']:g} ms: {verdict}",
+        f"  in CPU time {report.get('keel_above_dbos_cpu_ms', float('nan')):.2f} ms",
         f"  its plan alone {med['plan']:.2f}, the pin {med['pin']:.2f}, {med['pin cold']:.2f} cold",
         f"as keel run waits for it: {report['wait_added_ms']:.2f} ms over the turn",
         f"statements on Keel's database: the turn {report['statements']['prepare']}, the run "

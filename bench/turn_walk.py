@@ -151,7 +151,7 @@ def render(figures: dict[str, int], walk: Walk, listing: bool) -> str:
         lines += ["places:", *(f"  {m}: {name}" for m, name in sorted(walk.places)), ""]
     for name, target in TARGETS.items():
         met = "MET" if figures[name] <= target else "MISSED"
-        lines.append(f"{name:9} {figures[name]:4}   target ≤ {target}  {met}")
+        lines.append(f"{name:9} {figures[name]:4}   target ≤ {target} {name}: {met}")
     lines.append(f"{'functions':9} {figures['functions']:4}   (every Keel function entered)")
     return "\n".join(lines)
 
