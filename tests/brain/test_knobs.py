@@ -6,13 +6,15 @@ from keel.brain import Brain, load_brain
 from keel.brain.knobs import turn_settings
 
 
-def test_two_snapshots_used_in_turn_keep_their_own_settings(reference_brain: Brain) -> None:
-    # A live brain and a snapshot a run is pinned to serve turns side by side.
-    pinned = load_brain(reference_brain.root)
-    live_coach, pinned_coach = reference_brain.roles["coach"], pinned.roles["coach"]
-    live = turn_settings(reference_brain, live_coach)
-    held = turn_settings(pinned, pinned_coach)
-    assert held is not live
-    assert turn_settings(reference_brain, live_coach) is live, "not pushed out by the other"
-    assert turn_settings(pinned, pinned_coach) is held
-    assert live.knobs == held.knobs, "the same files give the same settings"
+def test_a_snapshot_in_use_keeps_its_settings_while_others_come_and_go(
+    reference_brain: Brain,
+) -> None:
+    # A run's pinned snapshot serves turns between the live brain's, which edits replace.
+    pinned = reference_brain
+    held = turn_settings(pinned, pinned.roles["coach"])
+    for _ in range(5):  # more edits than snapshots are kept
+        live = load_brain(pinned.root)
+        first = turn_settings(live, live.roles["coach"])
+        assert turn_settings(pinned, pinned.roles["coach"]) is held, "not pushed out"
+        assert turn_settings(live, live.roles["coach"]) is first
+    assert first.knobs == held.knobs, "the same files give the same settings"

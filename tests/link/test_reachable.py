@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from keel.brain import load_brain
+from keel.brain import Brain, load_brain
 from keel.link.reachable import roles_carrying_contexts
 
 WriteBrain = Callable[[dict[str, str | bytes]], Path]
@@ -48,3 +48,15 @@ def test_two_snapshots_in_use_side_by_side_keep_their_answers(write_brain: Write
     assert answer == other == {"admits"}
     assert roles_carrying_contexts(first) is answer
     assert roles_carrying_contexts(second) is other
+
+
+def test_a_snapshot_in_use_keeps_its_answer_while_others_come_and_go(
+    reference_brain: Brain,
+) -> None:
+    pinned = reference_brain
+    held = roles_carrying_contexts(pinned)
+    for _ in range(5):  # more edits than snapshots are kept
+        live = load_brain(pinned.root)
+        first = roles_carrying_contexts(live)
+        assert roles_carrying_contexts(pinned) is held, "not pushed out"
+        assert roles_carrying_contexts(live) is first

@@ -286,11 +286,11 @@ def _settings(brain: Brain, role: RoleSpec) -> TurnSettings:
     )
 
 
-# The settings of the last few snapshots asked about, by role, newest last: a process
+# The settings of the snapshots asked about last, by role, the latest last: a process
 # serves its live brain and the snapshots its runs are pinned to side by side, and one
-# must not push out another's settings while both are in use (as keel.link.reachable
-# keeps its answers). Each entry holds its role, so a role's id cannot be reused while
-# it is kept.
+# must not push out another's settings while both are in use — a snapshot asked about
+# again moves to the end, so edits of the live brain push out only snapshots no longer
+# asked about. Each entry holds its role, so a role's id cannot be reused while it is kept.
 _KEPT_SNAPSHOTS = 4
 _kept: list[tuple[Brain, dict[int, TurnSettings]]] = []
 
@@ -300,10 +300,12 @@ def turn_settings(brain: Brain, role: RoleSpec) -> TurnSettings:
     are the same objects: an edited file makes a new snapshot, and new settings)."""
     global _kept  # swapped whole, so a thread never reads it half changed
     kept = _kept
-    by_role = next((found for known, found in reversed(kept) if known is brain), None)
-    if by_role is None:
-        by_role = {}
-        _kept = [*kept[-(_KEPT_SNAPSHOTS - 1) :], (brain, by_role)]
+    if kept and kept[-1][0] is brain:  # the usual case: the snapshot asked about last
+        by_role = kept[-1][1]
+    else:
+        by_role = next((found for known, found in kept if known is brain), {})
+        others = [entry for entry in kept if entry[0] is not brain]
+        _kept = [*others[-(_KEPT_SNAPSHOTS - 1) :], (brain, by_role)]
     settings = by_role.get(id(role))
     if settings is None or settings.role is not role:
         settings = by_role[id(role)] = _settings(brain, role)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from keel.brain.snapshot import Brain
 
-# The answers for the last few snapshots asked about, newest last: a process serves one
+# The answers for the snapshots asked about last, the latest last: a process serves one
 # current brain (a service or a benchmark, a few side by side), and the answer takes a
 # walk over every entity and rule. Each turn resolves it, so one snapshot's answer must
-# not push out another's that is still in use.
+# not push out another's that is still in use: one asked about again moves to the end.
 _KEPT_SNAPSHOTS = 4
 _last: list[tuple[Brain, frozenset[str]]] = []
 
@@ -24,6 +24,8 @@ def roles_carrying_contexts(brain: Brain) -> frozenset[str]:
     kept = _last
     for known, answer in reversed(kept):
         if known is brain:
+            if kept[-1][0] is not brain:
+                _last = [*(e for e in kept if e[0] is not brain), (brain, answer)]
             return answer
     found = {ident for ident, role in brain.roles.items() if role.contexts}
     found.update(

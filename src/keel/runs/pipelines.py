@@ -54,7 +54,8 @@ def has_pipeline(context: RunContext) -> bool:
 def run_scenario(context: RunContext) -> Any:
     """Run the scenario's pipeline to its end; `RunFailed` with its failure."""
     plan = context.planned
-    entity = find_run(context.brain, plan.ref)
+    brain = context.brain  # once: the pipeline's entity and its runner read one snapshot
+    entity = find_run(brain, plan.ref)
     if entity.code_path is None:
         raise UsageError(f"{entity.key} has no pipeline ({entity.id}.pipeline.py)")
     call = PipelineCall(
@@ -82,7 +83,7 @@ def run_scenario(context: RunContext) -> Any:
             no_model.append(exc)
             raise
 
-    answer = context.engine.runner().run_pipeline(call, on_call)
+    answer = context.engine.runner_for(brain).run_pipeline(call, on_call)
     if answer.failure is not None and no_model:
         # Not the code's fault: the run was started without the model its pipeline asks.
         raise RunFailed(f"the pipeline of {entity.key} asked the model: {no_model[0]}")

@@ -42,7 +42,7 @@ def plan_run(runtime: Runtime, order: RunOrder) -> RunPlan:
     entity = find_run(brain, ref)
     key = order.entity
     if entity.kind == "hook" and entity.code_path is not None:
-        gate = fire_gate(engine.runner(), brain, entity, order.payload)
+        gate = fire_gate(engine.runner_for(brain), brain, entity, order.payload)
         if gate.failure is not None:
             raise LinkError(f"the gate of {entity.key} failed: {gate.failure}")
         reach, key = gate.reach, gate.entity

@@ -407,10 +407,10 @@ class Engine:
 
         Arguments that are None are left out, as a model leaves out what it does not set.
         """
-        role = self.role_for(request)
+        brain = self.brain  # once: the role, the tool and its code read the same snapshot
+        role = resolve_role(brain, request)
         given = {k: v for k, v in arguments.items() if v is not None}
         call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=tool, arguments=given)
-        brain = self.brain
         return self.tools.execute(brain, self.store, request, role, call, code=self.code_for(brain))
 
     def role_for(self, request: TurnRequest) -> RoleSpec:
@@ -636,7 +636,10 @@ class Engine:
     def runner(self) -> CodeRunner:
         """The runner of the brain's code, started on first use whatever code the brain
         has: a hook's gate or a scenario's pipeline needs one even when no turn does."""
-        brain = self.brain
+        return self.runner_for(self.brain)
+
+    def runner_for(self, brain: Brain) -> CodeRunner:
+        """`runner`, for this snapshot of the brain (the one the caller's run reads)."""
         return self._runner(brain.root, brain.manifest.code)
 
     def _runner(self, root: Path, access: CodeAccess) -> CodeRunner:

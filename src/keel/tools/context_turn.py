@@ -103,7 +103,7 @@ def _run(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         Joined(ctx.tx),
         request,
         Estimator(),
-        CODING_TOOLS.for_role,
+        CODING_TOOLS.tools_for,
         session=session,
         code=ctx.code,
     )
