@@ -146,6 +146,23 @@ def test_a_temporary_file_of_a_builder_that_is_gone_is_removed(tmp_path: Path) -
     assert starters.completeness(target, brain) == []
 
 
+def test_a_builder_killed_after_putting_its_file_in_place_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    # Killed between publishing the database and removing its own copy: the next open
+    # (of a database that now exists, so nothing is built) removes the copy.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    brain = load_brain(_reference(tmp_path))
+    target = tmp_path / "keel.db"
+    connect(f"sqlite:///{target.as_posix()}", brain).dispose()
+    left = tmp_path / temporary_name(target, gone.pid)
+    left.write_bytes(target.read_bytes())
+    connect(f"sqlite:///{target.as_posix()}", brain).dispose()
+    assert not left.exists()
+    assert starters.completeness(target, brain) == []
+
+
 def test_a_bad_state_file_leaves_neither_database_nor_temporary_file(tmp_path: Path) -> None:
     root = _reference(tmp_path)
     (root / "state" / "90_bad.sql").write_text("CREATE TABLE t (x);\nNOT SQL;\n", "utf-8")

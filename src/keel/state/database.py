@@ -28,7 +28,7 @@ from keel.brain.specs import SqlFile
 from keel.errors import StoreError
 from keel.state.files import apply_state
 from keel.state.scripts import run_files
-from keel.state.sqlite_file import make_whole, write_ahead
+from keel.state.sqlite_file import make_whole, sweep, write_ahead
 from keel.store.sql import begin_unless_store, failing_as, reason
 from keel.store.store import Store
 
@@ -83,6 +83,8 @@ def connect(url: str, brain: Brain, *, clock: Callable[[], datetime] = _now) -> 
     created = _sqlite_to_create(parsed)
     if isinstance(created, Path):
         make_whole(created, lambda temp: _fill(temp, brain, where, clock), where=where)
+    elif (existing := _sqlite_file(parsed)) is not None:
+        sweep(existing)
     engine = _engine(parsed, where)
     try:
         with engine.connect():
@@ -142,6 +144,16 @@ def _parse(url: str) -> URL:
         # psycopg 3 is the driver Keel ships with (the `postgres` extra).
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    """The SQLite file a URL names, if it names one."""
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return None
+    if url.query.get("mode") == "memory" or database.startswith("file:"):
+        return None
+    return Path(database)
 
 
 def _sqlite_to_create(url: URL) -> Path | bool | None:
