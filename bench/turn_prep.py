@@ -706,41 +706,55 @@ def wrapped(text: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
-def timings(series: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
-    """The whole turn against its bare I/O, one row per series and shape."""
-    lines = [
-        *wrapped(
-            "over = overhead_ms (turn - reads - commit); x bare = turn / (reads + commit); "
-            "stmts = statements"
-        ),
-        f"{'series':<9} {'shape':<15} {'turn':>7} {'reads':>7} {'commit':>7} {'over':>7} "
-        f"{'x bare':>7} {'stmts':>6}",
-    ]
+# (heading, the summary's field, width, format) of each column of the two tables.
+Column = tuple[str, str, int, str]
+TIMINGS: tuple[Column, ...] = (
+    ("turn", "turn_ms", 7, ".2f"),
+    ("reads", "bare_reads_ms", 7, ".3f"),
+    ("commit", "bare_commit_ms", 7, ".2f"),
+    ("over", "overhead_ms", 7, ".2f"),
+    ("x bare", "ratio_to_bare", 7, ".1f"),
+    ("stmts", "statements", 6, "d"),
+)
+STAGES: tuple[Column, ...] = (
+    ("link", "link_turn_ms", 7, ".3f"),
+    ("catlg", "catalog_ms", 7, ".3f"),
+    ("fit", "fit_links_ms", 7, ".3f"),
+    ("links", "links", 6, "d"),
+    ("views", "views_read", 6, "d"),
+    ("rows", "rows_read", 6, "d"),
+    ("chars", "chars", 7, "d"),
+)
+
+
+def table(
+    series: dict[str, dict[str, dict[str, Any]]], legend: list[str], columns: tuple[Column, ...]
+) -> list[str]:
+    """A row per series and shape: its legend, then the columns' headings and values."""
+    heading = " ".join(f"{title:>{width}}" for title, _, width, _ in columns)
+    lines = [*legend, f"{'series':<9} {'shape':<15} {heading}"]
     for name, shapes in series.items():
         lines += [
-            f"{name:<9} {shape:<15} {s['turn_ms']:7.2f} {s['bare_reads_ms']:7.3f} "
-            f"{s['bare_commit_ms']:7.2f} {s['overhead_ms']:7.2f} {s['ratio_to_bare']:7.1f} "
-            f"{s['statements']:6d}"
+            f"{name:<9} {shape:<15} "
+            + " ".join(f"{s[field]:{width}{fmt}}" for _, field, width, fmt in columns)
             for shape, s in shapes.items()
         ]
     return lines
+
+
+def timings(series: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """The whole turn against its bare I/O, one row per series and shape."""
+    legend = wrapped(
+        "over = overhead_ms (turn - reads - commit); x bare = turn / (reads + commit); "
+        "stmts = statements"
+    )
+    return table(series, legend, TIMINGS)
 
 
 def stages(series: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """The pure stages alone, and what each turn linked and read."""
-    lines = [
-        "link, catlg, fit: link_turn, catalog, fit_links alone (ms); then what it read",
-        f"{'series':<9} {'shape':<15} {'link':>7} {'catlg':>7} {'fit':>7} {'links':>6} "
-        f"{'views':>6} {'rows':>6} {'chars':>7}",
-    ]
-    for name, shapes in series.items():
-        lines += [
-            f"{name:<9} {shape:<15} {s['link_turn_ms']:7.3f} {s['catalog_ms']:7.3f} "
-            f"{s['fit_links_ms']:7.3f} {s['links']:6d} {s['views_read']:6d} "
-            f"{s['rows_read']:6d} {s['chars']:7d}"
-            for shape, s in shapes.items()
-        ]
-    return lines
+    legend = ["link, catlg, fit: link_turn, catalog, fit_links alone (ms); then what it read"]
+    return table(series, legend, STAGES)
 
 
 def ratio_table(ratios: dict[str, dict[str, float]]) -> list[str]:
