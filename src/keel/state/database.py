@@ -28,7 +28,7 @@ from keel.brain.specs import SqlFile
 from keel.errors import StoreError
 from keel.state.files import apply_state
 from keel.state.scripts import run_files
-from keel.state.sqlite_file import make_whole, sweep, write_ahead
+from keel.state.sqlite_file import make_whole, write_ahead
 from keel.store.sql import begin_unless_store, failing_as, reason
 from keel.store.store import Store
 
@@ -81,10 +81,9 @@ def connect(url: str, brain: Brain, *, clock: Callable[[], datetime] = _now) -> 
     parsed = _parse(url)
     where = shown(url)  # as the caller wrote it, not as rewritten for the driver
     created = _sqlite_to_create(parsed)
-    if isinstance(created, Path):
-        make_whole(created, lambda temp: _fill(temp, brain, where, clock), where=where)
-    elif (existing := _sqlite_file(parsed)) is not None:
-        sweep(existing)
+    file = _sqlite_file(parsed)
+    if file is not None:  # built when missing; either way a gone builder's copy is swept
+        make_whole(file, lambda temp: _fill(temp, brain, where, clock), where=where)
     engine = _engine(parsed, where)
     try:
         with engine.connect():
@@ -147,26 +146,23 @@ def _parse(url: str) -> URL:
 
 
 def _sqlite_file(url: URL) -> Path | None:
-    """The SQLite file a URL names, if it names one."""
+    """The SQLite file a URL names, if it names one (not in memory, not a `file:` URI)."""
     database = url.database or ""
-    if url.get_backend_name() != "sqlite" or database in ("", ":memory:"):
-        return None
-    if url.query.get("mode") == "memory" or database.startswith("file:"):
+    if url.get_backend_name() != "sqlite" or _in_memory(url) or database.startswith("file:"):
         return None
     return Path(database)
 
 
+def _in_memory(url: URL) -> bool:
+    return (url.database or "") in ("", ":memory:") or url.query.get("mode") == "memory"
+
+
 def _sqlite_to_create(url: URL) -> Path | bool | None:
     """The SQLite file Keel is about to create, True for an in-memory one, else None."""
-    if url.get_backend_name() != "sqlite":
-        return None
-    database = url.database or ""
-    if database in ("", ":memory:") or url.query.get("mode") == "memory":
+    if url.get_backend_name() == "sqlite" and _in_memory(url):
         return True
-    if database.startswith("file:"):
-        return None
-    path = Path(database)
-    return None if path.exists() else path
+    path = _sqlite_file(url)
+    return None if path is None or path.exists() else path
 
 
 def _engine(url: URL, where: str) -> Engine:

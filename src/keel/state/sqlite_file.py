@@ -65,7 +65,7 @@ def make_whole(target: Path, fill: Callable[[Path], None], *, where: str) -> Non
     leaves nothing behind and is raised as it is.
     """
     _directory(target, where)
-    sweep(target)
+    _sweep(target)
     if target.exists():
         return
     temp = target.with_name(f".{target.name}.{_host()}.{os.getpid()}.{secrets.token_hex(4)}.new")
@@ -137,7 +137,7 @@ def _remove(temp: Path) -> None:
         temp.with_name(temp.name + suffix).unlink(missing_ok=True)
 
 
-def sweep(target: Path) -> None:
+def _sweep(target: Path) -> None:
     """Remove the temporary files of builders of `target` that are no longer running (one
     killed after it put its file in place leaves its copy beside a complete database)."""
     pattern = temporary(target)
