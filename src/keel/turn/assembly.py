@@ -63,6 +63,7 @@ def turn_parts(
         history=prepared.history,
         history_older=prepared.history_older,
         contexts=(*blocks, *stubs),
+        # Only a reply to a widget enters the widgets module: a plain turn's walk skips it.
         lines=lines_note(prepared.replied_lines) if prepared.replied_lines else "",
     )
 
